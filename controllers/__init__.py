@@ -1,0 +1,1 @@
+"""Built-in controllers, registered through the aiokcm.controllers entry-point group."""

@@ -1,0 +1,1 @@
+"""kubesim: an embedded Kubernetes API server emulator with simulated nodes and kubelet."""

@@ -1,0 +1,1 @@
+"""aiokcm: a kube-controller-manager-style daemon on one asyncio loop."""
