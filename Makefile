@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 ## make run: start the manager against an embedded kubesim cluster, with the sample workloads applied.
 run: $(STAMP)
-	$(VENV)/bin/aiokcm --sandbox --leader-elect=false --port 10257 --apply config/samples
+	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/samples
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite.
 test: $(STAMP) lint
