@@ -1,0 +1,46 @@
+"""Small helpers shared by the test suite: waiting on conditions, never sleeping as synchronisation."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def wait_for(
+    condition: Callable[[], T | Awaitable[T]],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "condition",
+) -> T:
+    """Poll `condition` until it returns a truthy value; return that value or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while True:
+        result = condition()
+        if inspect.isawaitable(result):
+            result = await result
+        last = result
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {last!r}")
+        await asyncio.sleep(interval)
+
+
+def wait_for_sync(
+    condition: Callable[[], T], timeout: float = 10.0, interval: float = 0.02, message: str = "condition"
+) -> T:
+    """Blocking variant of `wait_for` for tests that drive subprocesses."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {result!r}")
+        time.sleep(interval)
