@@ -1,0 +1,86 @@
+"""Clocks for the work queues: the event loop's monotonic clock, and a fake one for tests.
+
+A delaying queue needs two things from time: reading it and being woken at a point in it. Putting
+both behind one small protocol lets unit tests step time by hand and see exactly the due timers fire,
+with no sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Protocol
+
+
+class TimerHandle(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """Monotonic seconds plus one-shot timers."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle: ...
+
+
+class LoopClock:
+    """The running event loop's clock (`loop.time()`), resolved lazily so it can be built outside a loop."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    def now(self) -> float:
+        return self._get_loop().time()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+        return self._get_loop().call_at(when, callback)
+
+
+class _FakeTimer:
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeClock:
+    """A clock that only moves when `step()` is called; due timers run inside `step()` in time order."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self._now = start
+        self._timers: list[tuple[float, int, _FakeTimer, Callable[[], None]]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = _FakeTimer()
+        heapq.heappush(self._timers, (when, next(self._seq), timer, callback))
+        return timer
+
+    def step(self, seconds: float) -> None:
+        target = self._now + seconds
+        while self._timers and self._timers[0][0] <= target:
+            when, _, timer, callback = heapq.heappop(self._timers)
+            self._now = max(self._now, when)
+            if not timer.cancelled:
+                callback()
+        self._now = target
+
+    @property
+    def pending_timers(self) -> int:
+        return sum(1 for entry in self._timers if not entry[2].cancelled)
