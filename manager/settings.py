@@ -1,0 +1,196 @@
+"""The manager's configuration: one pydantic-settings model, every field a kube-controller-manager-style flag.
+
+Precedence, highest first: command-line flags (passed as init keyword arguments) > environment
+``AIOKCM_<FLAG>`` (e.g. ``AIOKCM_KUBE_API_QPS``, ``AIOKCM_CONTROLLERS=*,-job``) > the ``--config`` YAML file
+(keys are the flag names, with dashes or underscores) > the defaults below. `Settings.load` applies all four.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from manager.durations import parse_duration
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def _duration(value: Any) -> Any:
+    return parse_duration(value) if isinstance(value, str | int | float) else value
+
+
+def _comma_list(value: Any) -> Any:
+    """Accept "a,b" (flags, env) as well as YAML lists; blanks are dropped as pflag's StringSlice does."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, list | tuple):
+        return [str(item).strip() for item in value if str(item).strip()]
+    return value
+
+
+Duration = Annotated[float, BeforeValidator(_duration)]
+CommaList = Annotated[list[str], NoDecode, BeforeValidator(_comma_list)]
+
+# The --config file for the Settings being built; read by the file source in settings_customise_sources.
+_config_values: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "aiokcm_config_values", default=None
+)
+
+
+class ConfigFileError(ValueError):
+    """The --config file cannot be read, is not YAML, or names a setting that does not exist."""
+
+
+class Settings(BaseSettings):
+    """Every setting of the aiokcm manager; the field name with dashes is the command-line flag."""
+
+    model_config = SettingsConfigDict(env_prefix="AIOKCM_", extra="forbid", validate_default=True)
+
+    kubeconfig: str | None = Field(
+        None, description="Path to a kubeconfig file. Without it and --master, in-cluster config is used."
+    )
+    master: str | None = Field(None, description="URL of the API server; overrides the kubeconfig's server.")
+    controllers: CommaList = Field(
+        ["*"],
+        description="Controllers to enable: '*' enables all on-by-default controllers, 'foo' enables foo, "
+        "'-foo' disables foo; the first explicit mention wins. Aliases are accepted.",
+    )
+    concurrent_job_syncs: int = Field(
+        5, gt=0, description="Jobs synced concurrently (workers of job-controller)."
+    )
+    concurrent_replicaset_syncs: int = Field(
+        5, gt=0, description="ReplicaSets synced concurrently (workers of replicaset-controller)."
+    )
+    concurrent_ttl_after_finished_syncs: int = Field(
+        5, gt=0, description="Workers of ttl-after-finished-controller."
+    )
+    concurrent_gc_syncs: int = Field(20, gt=0, description="Workers of garbage-collector-controller.")
+    kube_api_qps: float = Field(
+        20.0, description="Sustained queries per second to the API server; <= 0 disables rate limiting."
+    )
+    kube_api_burst: int = Field(30, ge=0, description="Burst of queries allowed above --kube-api-qps.")
+    leader_elect: bool = Field(
+        True, description="Run controllers only while holding the leader lease (for replicas > 1)."
+    )
+    leader_elect_lease_duration: Duration = Field(
+        15.0, gt=0, description="How long non-leaders wait after a missed renewal before taking the lease."
+    )
+    leader_elect_renew_deadline: Duration = Field(
+        10.0, gt=0, description="How long the leader keeps retrying renewal before giving up (and exiting)."
+    )
+    leader_elect_retry_period: Duration = Field(
+        2.0, gt=0, description="Wait between attempts to acquire or renew the lease."
+    )
+    leader_elect_resource_name: str = Field("aiokcm", min_length=1, description="Name of the Lease object.")
+    leader_elect_resource_namespace: str = Field(
+        "kube-system", min_length=1, description="Namespace of the Lease object."
+    )
+    bind_address: str = Field("0.0.0.0", description="Address the health/metrics server listens on.")
+    port: int = Field(
+        10257, ge=0, le=65535, description="Port of the health/metrics server; 0 picks a free port (logged)."
+    )
+    log_format: Literal["json", "console"] | None = Field(
+        None, description="Log format: json or console; default json unless stderr is a terminal."
+    )
+    log_level: str = Field("info", description="Minimum log level: debug, info, warning, error, critical.")
+    shutdown_grace_period: Duration = Field(
+        30.0, ge=0, description="On SIGTERM/SIGINT, how long in-flight work may run before it is cancelled."
+    )
+    sandbox: bool = Field(False, description="Start an embedded kubesim API server and run against it.")
+    sandbox_port: int = Field(
+        0, ge=0, le=65535, description="Port of the embedded kubesim; 0 picks a free one."
+    )
+    sandbox_apply: CommaList = Field(
+        [], description="YAML files or directories applied into the sandbox at start (repeatable)."
+    )
+    job_controller_managed_by: str = Field(
+        "kubernetes.io/job-controller",
+        min_length=1,
+        description="job-controller reconciles Jobs whose spec.managedBy is unset or equals this value.",
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _known_level(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in LOG_LEVELS:
+            return value.strip().lower()
+        raise ValueError(f"unknown log level {value!r}; use one of {', '.join(LOG_LEVELS)}")
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_format(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _lease_timings_consistent(self) -> Settings:
+        # The same relations client-go's leader elector enforces (retry jitter factor 1.2).
+        if self.leader_elect_renew_deadline >= self.leader_elect_lease_duration:
+            raise ValueError("--leader-elect-renew-deadline must be less than --leader-elect-lease-duration")
+        if self.leader_elect_renew_deadline <= 1.2 * self.leader_elect_retry_period:
+            raise ValueError(
+                "--leader-elect-renew-deadline must be greater than 1.2 x --leader-elect-retry-period"
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        file_settings = InitSettingsSource(settings_cls, init_kwargs=_config_values.get() or {})
+        return init_settings, env_settings, file_settings
+
+    @classmethod
+    def load(cls, flags: Mapping[str, Any] | None = None, config_file: str | Path | None = None) -> Settings:
+        """Build settings from flags (field name → raw value), the environment and an optional YAML file."""
+        token = _config_values.set(read_config_file(config_file) if config_file else {})
+        try:
+            return cls(**dict(flags or {}))
+        finally:
+            _config_values.reset(token)
+
+
+def field_for_key(key: str) -> str:
+    """Map a flag or file key ("leader-elect", "--leader-elect", "leader_elect") to the field name."""
+    return key.lstrip("-").replace("-", "_")
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping of settings (keys with dashes or underscores); errors name the file and key."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigFileError(f"cannot read --config {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise ConfigFileError(f"--config {path} is not valid YAML{line}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigFileError(f"--config {path} must be a mapping of setting names to values")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = field_for_key(str(key))
+        if name not in Settings.model_fields:
+            raise ConfigFileError(f'--config {path}: unknown setting "{key}"')
+        values[name] = value
+    return values
