@@ -1,0 +1,31 @@
+"""Writing a kubeconfig that points kubectl and client libraries at a running kubesim."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+
+def kubeconfig_text(url: str, name: str = "kubesim") -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": url}}],
+        "users": [{"name": name, "user": {"token": "kubesim-dummy-token"}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
+        "current-context": name,
+        "preferences": {},
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def write_kubeconfig(path: str | os.PathLike[str], url: str) -> Path:
+    """Write atomically (rename) so a reader polling for the file never sees half of it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(kubeconfig_text(url))
+    os.replace(tmp, target)
+    return target

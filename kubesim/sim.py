@@ -1,0 +1,114 @@
+"""`KubeSim`: run the kubesim API server (plus the simulated kubelet and fault injection) in-process.
+
+    async with KubeSim(port=0, nodes=3) as sim:
+        sim.url          # "http://127.0.0.1:PORT"
+        sim.kubeconfig   # path of a kubeconfig pointing at it (kubeconfig_path or a temp file)
+        sim.store        # kubesim.store.Store (see its docstring for the Python API)
+        sim.watches      # kubesim.watch.WatchHub: close_all_watches() ends every open HTTP watch now
+        sim.faults       # kubesim.faults.Faults, or None when that module is absent
+        sim.registry     # kubesim.registry.Registry (resource types, CRD-defined ones included)
+        sim.clock        # callable returning the time in seconds (injectable)
+
+Optional collaborators, looked up by module name so that each can land independently:
+- `kubesim.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()` (kubelet=True);
+- `kubesim.faults.Faults(seed=seed)`, bound with `.bind(compact=store.compact,
+  close_watches=watches.close_all_watches)`; its `.middleware` and `.routes` (/kubesim/...) are installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from kubesim.kubeconfig import write_kubeconfig
+from kubesim.registry import Registry
+from kubesim.store import Store
+from kubesim.watch import WatchHub
+
+
+def _optional(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
+
+
+class KubeSim:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, nodes: int = 3, kubelet: bool = True,
+                 history_size: int = 10000, seed: int | None = None, kubeconfig_path: str | None = None,
+                 clock: Callable[[], float] = time.time, max_body_bytes: int = 3 * 1024 * 1024) -> None:
+        self.host = host
+        self.port = port
+        self.nodes = nodes
+        self.kubelet_enabled = kubelet
+        self.seed = seed
+        self.clock = clock
+        self.max_body_bytes = max_body_bytes
+        self.store = Store(history_size=history_size, clock=clock)
+        self.registry = Registry()
+        self.watches = WatchHub()
+        self.faults: Any = None
+        self.kubelet: Any = None
+        self._kubeconfig_path = kubeconfig_path
+        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+        self.kubeconfig = ""
+        self.app: web.Application | None = None
+
+    async def start(self) -> KubeSim:
+        from kubesim.server import build_app, seed_cluster
+
+        seed_cluster(self)
+        faults_mod = _optional("kubesim.faults")
+        if faults_mod is not None:
+            self.faults = faults_mod.Faults(seed=self.seed)
+            self.faults.bind(compact=self.store.compact, close_watches=self.watches.close_all_watches)
+        self.app = build_app(self)
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else self.port
+        self.url = f"http://{self.host}:{self.port}"
+        if self._kubeconfig_path is None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")
+            path = Path(self._tmpdir.name) / "kubeconfig"
+        else:
+            path = Path(self._kubeconfig_path)
+        self.kubeconfig = str(write_kubeconfig(path, self.url))
+        kubelet_mod = _optional("kubesim.kubelet") if self.kubelet_enabled else None
+        if kubelet_mod is not None:
+            self.kubelet = kubelet_mod.Kubelet(self.store, self.nodes, self.seed, self.clock)
+            await self.kubelet.start()
+        return self
+
+    async def stop(self) -> None:
+        if self.kubelet is not None:
+            await self.kubelet.stop()
+            self.kubelet = None
+        self.watches.close_all_watches()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+            self._tmpdir = None
+
+    async def __aenter__(self) -> KubeSim:
+        return await self.start()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()

@@ -1,0 +1,367 @@
+"""The kubesim object store: one global revision counter, per-resource objects, and a bounded event history.
+
+Public Python API (for the HTTP layer and in-process consumers such as the simulated kubelet)::
+
+    store = Store(history_size=10000, clock=time.time)
+
+    store.resource_version -> int                # current global revision (served as a string)
+    store.create(resource, obj) -> dict          # AlreadyExists (409) if present; sets uid,
+                                                 # creationTimestamp (when missing) and resourceVersion
+    store.get(resource, namespace, name) -> dict | None      # a private deep copy: mutate freely
+    store.list(resource, namespace=None) -> (list[dict], rv)  # stored objects, READ-ONLY, sorted by ns/name
+    store.update(resource, obj, check_resource_version=True) -> dict
+        # replaces the object named by obj.metadata; 404 if absent; 409 Conflict when
+        # obj.metadata.resourceVersion is set and stale; a byte-identical write is a no-op (same
+        # resourceVersion, no event); an object with deletionTimestamp, no finalizers and
+        # deletionGracePeriodSeconds == 0 is removed (DELETED), as the apiserver does on update.
+    store.delete(resource, namespace, name, uid=None, resource_version=None) -> dict
+        # "delete now" (grace 0): removed with a DELETED event, unless it has finalizers, in which case
+        # deletionTimestamp (if unset) and deletionGracePeriodSeconds=0 are set (MODIFIED) and it stays.
+        # uid / resource_version are preconditions (409 Conflict on mismatch). Returns the last state.
+    store.subscribe(resource | None, callback) -> Subscription   # callback(WatchEvent), synchronous, must
+                                                 # not block or raise; resource None = every resource;
+                                                 # Subscription.close() stops it
+    store.watch(resource | None) -> StoreWatch    # async iterator of WatchEvent (queue based); .close()
+    store.events_since(resource, rv) -> list[WatchEvent]   # 410 Expired (ApiError) if rv was compacted
+    store.list_at(resource, rv, namespace=None) -> list[Entry]  # MVCC snapshot at rv (410 if compacted)
+    store.compact()                              # drop all history: resuming at an older rv gets 410
+    store.now() -> float; format_time(t) / format_micro_time(t) -> RFC 3339 strings
+
+Resource keys are plural resource names qualified by group: "pods", "nodes", "events", "jobs.batch",
+"leases.coordination.k8s.io", "widgets.example.com" (both event APIs share "events").
+Objects handed to `create`/`update` become the store's: do not mutate them afterwards. Objects in events and
+in `list()` results are shared and read-only; `get()` returns a copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from kubesim import errors
+
+JSON = dict[str, Any]
+log = logging.getLogger(__name__)
+
+
+def format_time(t: float) -> str:
+    """RFC 3339 with whole seconds and `Z`, as metav1.Time serialises."""
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(t: float) -> str:
+    """RFC 3339 with exactly six fractional digits, as metav1.MicroTime serialises."""
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def split_resource(resource: str) -> tuple[str, str]:
+    """"jobs.batch" -> ("jobs", "batch"); "pods" -> ("pods", "")."""
+    plural, _, group = resource.partition(".")
+    return plural, group
+
+
+@dataclass(slots=True)
+class Entry:
+    """One stored version of an object: the dict, its serialised bytes and its revision."""
+
+    obj: JSON
+    data: bytes
+    rv: int
+
+    @property
+    def namespace(self) -> str:
+        return str(self.obj["metadata"].get("namespace", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    """A change: `type` is ADDED, MODIFIED or DELETED; `entry` the new state (for DELETED: the final state at
+    the deletion revision); `old` the previous state (None for ADDED). `cache` holds per-view encodings."""
+
+    type: str
+    resource: str
+    entry: Entry
+    old: Entry | None
+    cache: dict[Any, bytes] = field(default_factory=dict)
+
+    @property
+    def rv(self) -> int:
+        return self.entry.rv
+
+    @property
+    def obj(self) -> JSON:
+        return self.entry.obj
+
+    def line(self, event_type: str | None = None) -> bytes:
+        """The watch wire line `{"type":..,"object":..}\\n`, built from bytes serialised once."""
+        etype = event_type or self.type
+        cached = self.cache.get(etype)
+        if cached is None:
+            cached = b'{"type":"' + etype.encode() + b'","object":' + self.entry.data + b"}\n"
+            self.cache[etype] = cached
+        return cached
+
+
+class Subscription:
+    def __init__(self, store: Store, resource: str | None, callback: Callable[[WatchEvent], None]) -> None:
+        self._store = store
+        self.resource = resource
+        self.callback = callback
+
+    def close(self) -> None:
+        self._store._unsubscribe(self)
+
+
+class StoreWatch:
+    """Async iterator over a resource's events, for in-process consumers."""
+
+    def __init__(self, store: Store, resource: str | None) -> None:
+        self._queue: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
+        self._sub = store.subscribe(resource, self._queue.put_nowait)
+
+    def close(self) -> None:
+        self._sub.close()
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[WatchEvent]:
+        while (event := await self._queue.get()) is not None:
+            yield event
+
+
+def _dumps(obj: JSON) -> bytes:
+    return orjson.dumps(obj)
+
+
+def _loads(data: bytes) -> JSON:
+    obj: JSON = orjson.loads(data)
+    return obj
+
+
+Entries = list[Entry]
+Events = list[WatchEvent]
+
+
+class Store:
+    def __init__(self, history_size: int = 10000, clock: Callable[[], float] = time.time) -> None:
+        self.history_size = max(1, history_size)
+        self.clock = clock
+        self._rv = 0
+        self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
+        self._history: dict[str, deque[WatchEvent]] = {}
+        self._floor: dict[str, int] = {}
+        self._global_floor = 0
+        self._subs: dict[str | None, list[Subscription]] = {}
+
+    # ---- reads -------------------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def now(self) -> float:
+        return self.clock()
+
+    def entry(self, resource: str, namespace: str, name: str) -> Entry | None:
+        return self._objects.get(resource, {}).get(namespace or "", {}).get(name)
+
+    def get(self, resource: str, namespace: str, name: str) -> JSON | None:
+        entry = self.entry(resource, namespace, name)
+        return None if entry is None else _loads(entry.data)
+
+    def entries(self, resource: str, namespace: str | None = None) -> Entries:
+        """Current entries sorted by namespace then name (the order lists and continue tokens use)."""
+        spaces = self._objects.get(resource, {})
+        if namespace is not None:
+            by_name = spaces.get(namespace, {})
+            return [by_name[n] for n in sorted(by_name)]
+        return [spaces[ns][n] for ns in sorted(spaces) for n in sorted(spaces[ns])]
+
+    def list(self, resource: str, namespace: str | None = None) -> tuple[list[JSON], int]:
+        return [e.obj for e in self.entries(resource, namespace)], self._rv
+
+    def count(self, resource: str, namespace: str | None = None) -> int:
+        spaces = self._objects.get(resource, {})
+        if namespace is not None:
+            return len(spaces.get(namespace, {}))
+        return sum(len(v) for v in spaces.values())
+
+    def floor(self, resource: str) -> int:
+        """Events with a revision greater than this are still in history."""
+        return max(self._floor.get(resource, 0), self._global_floor)
+
+    def events_since(self, resource: str, rv: int) -> Events:
+        floor = self.floor(resource)
+        if rv < floor:
+            raise errors.too_old(rv, floor + 1)
+        history = self._history.get(resource)
+        if not history:
+            return []
+        newer: Events = []
+        for event in reversed(history):
+            if event.rv <= rv:
+                break
+            newer.append(event)
+        newer.reverse()
+        return newer
+
+    def list_at(self, resource: str, rv: int, namespace: str | None = None) -> Entries:
+        """The objects as they were at revision `rv` (MVCC read from the event history)."""
+        if rv >= self._rv:
+            return self.entries(resource, namespace)
+        later = self.events_since(resource, rv)
+        if not later:
+            return self.entries(resource, namespace)
+        state = {(e.namespace, e.name): e for e in self.entries(resource, namespace)}
+        for event in reversed(later):
+            key = (event.entry.namespace, event.entry.name)
+            if namespace is not None and key[0] != namespace:
+                continue
+            if event.old is None:
+                state.pop(key, None)
+            else:
+                state[key] = event.old
+        return [state[k] for k in sorted(state)]
+
+    # ---- writes ------------------------------------------------------------------------------------------
+    def _next_rv(self) -> int:
+        self._rv += 1
+        return self._rv
+
+    def create(self, resource: str, obj: JSON) -> JSON:
+        meta = obj.setdefault("metadata", {})
+        namespace = meta.get("namespace") or ""
+        name = meta["name"]
+        spaces = self._objects.setdefault(resource, {})
+        if name in spaces.get(namespace, {}):
+            plural, group = split_resource(resource)
+            raise errors.already_exists(plural, group, name)
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", format_time(self.clock()))
+        rv = self._next_rv()
+        meta["resourceVersion"] = str(rv)
+        entry = Entry(obj, _dumps(obj), rv)
+        spaces.setdefault(namespace, {})[name] = entry
+        self._emit(WatchEvent("ADDED", resource, entry, None))
+        return obj
+
+    def _require(self, resource: str, namespace: str, name: str) -> Entry:
+        entry = self.entry(resource, namespace, name)
+        if entry is None:
+            plural, group = split_resource(resource)
+            raise errors.not_found(plural, group, name)
+        return entry
+
+    def update(self, resource: str, obj: JSON, check_resource_version: bool = True) -> JSON:
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace") or "", meta["name"]
+        old = self._require(resource, namespace, name)
+        sent_rv = meta.get("resourceVersion")
+        if check_resource_version and sent_rv and sent_rv != str(old.rv):
+            plural, group = split_resource(resource)
+            raise errors.optimistic_lock(plural, group, name)
+        if obj is old.obj:
+            raise ValueError("update() got the stored object itself: modify a copy from get()")
+        meta["resourceVersion"] = str(old.rv)
+        if obj == old.obj:
+            return old.obj
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                and meta.get("deletionGracePeriodSeconds", 0) == 0:
+            return self._remove(resource, old, obj)
+        rv = self._next_rv()
+        meta["resourceVersion"] = str(rv)
+        entry = Entry(obj, _dumps(obj), rv)
+        self._objects[resource][namespace][name] = entry
+        self._emit(WatchEvent("MODIFIED", resource, entry, old))
+        return obj
+
+    def delete(self, resource: str, namespace: str, name: str, uid: str | None = None,
+               resource_version: str | None = None) -> JSON:
+        old = self._require(resource, namespace, name)
+        meta = old.obj["metadata"]
+        plural, group = split_resource(resource)
+        if uid is not None and uid != meta.get("uid"):
+            raise errors.conflict(plural, group, name, f"Precondition failed: UID in precondition: {uid}, "
+                                  f"UID in object meta: {meta.get('uid')}")
+        if resource_version is not None and resource_version != meta.get("resourceVersion"):
+            why = (f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                   f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+            raise errors.conflict(plural, group, name, why)
+        obj: JSON = orjson.loads(old.data)
+        if meta.get("finalizers"):
+            new_meta = obj["metadata"]
+            if not new_meta.get("deletionTimestamp"):
+                new_meta["deletionTimestamp"] = format_time(self.clock())
+                if new_meta.get("generation", 0) > 0:
+                    new_meta["generation"] += 1
+            new_meta["deletionGracePeriodSeconds"] = 0
+            return self.update(resource, obj, check_resource_version=False)
+        return self._remove(resource, old, obj)
+
+    def _remove(self, resource: str, old: Entry, obj: JSON) -> JSON:
+        rv = self._next_rv()
+        obj["metadata"]["resourceVersion"] = str(rv)
+        entry = Entry(obj, _dumps(obj), rv)
+        by_name = self._objects[resource][old.namespace]
+        del by_name[old.name]
+        if not by_name:
+            del self._objects[resource][old.namespace]
+        self._emit(WatchEvent("DELETED", resource, entry, old))
+        return obj
+
+    def compact(self) -> int:
+        """Forget all history: watches or lists asking for an older revision now get 410 Expired."""
+        self._global_floor = self._rv
+        for history in self._history.values():
+            history.clear()
+        return self._rv
+
+    # ---- events ------------------------------------------------------------------------------------------
+    def _emit(self, event: WatchEvent) -> None:
+        history = self._history.get(event.resource)
+        if history is None:
+            history = self._history[event.resource] = deque()
+        if len(history) >= self.history_size:
+            self._floor[event.resource] = history.popleft().rv
+        history.append(event)
+        for key in (event.resource, None):
+            for sub in self._subs.get(key, ()):
+                try:
+                    sub.callback(event)
+                except Exception:  # a consumer's bug must never break a write
+                    log.exception("store subscriber failed")
+
+    def subscribe(self, resource: str | None, callback: Callable[[WatchEvent], None]) -> Subscription:
+        sub = Subscription(self, resource, callback)
+        self._subs.setdefault(resource, []).append(sub)
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.resource, [])
+        with contextlib.suppress(ValueError):
+            subs.remove(sub)
+
+    def watch(self, resource: str | None) -> StoreWatch:
+        return StoreWatch(self, resource)
+
+    def resources(self) -> Iterable[str]:
+        return list(self._objects)
+
+    def drop_resource(self, resource: str) -> None:
+        """Forget a resource entirely (a deleted CRD's storage)."""
+        self._objects.pop(resource, None)

@@ -1,0 +1,68 @@
+"""Open HTTP watches: each one is a `WatchStream` buffer fed synchronously by store events and drained by its
+HTTP handler in batches, so one event's bytes (serialised once in the store) fan out to every watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class WatchStream:
+    """Lines waiting to be written to one watch response."""
+
+    __slots__ = ("_wakeup", "buffer", "closed", "error")
+
+    def __init__(self) -> None:
+        self.buffer: list[bytes] = []
+        self.closed = False
+        self.error: bytes | None = None  # a final ERROR line to send before closing
+        self._wakeup = asyncio.Event()
+
+    def push(self, line: bytes) -> None:
+        self.buffer.append(line)
+        if len(self.buffer) == 1:
+            self._wakeup.set()
+
+    def close(self, error_line: bytes | None = None) -> None:
+        self.error = error_line
+        self.closed = True
+        self._wakeup.set()
+
+    async def wait(self, timeout: float | None) -> None:
+        """Return when there is something to write, the stream closed, or `timeout` passed."""
+        if self.buffer or self.closed:
+            return
+        self._wakeup.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), timeout)
+
+    def drain(self) -> bytes:
+        data = b"".join(self.buffer)
+        self.buffer.clear()
+        return data
+
+
+class WatchHub:
+    """Tracks every open watch so faults (and shutdown) can end them all at once."""
+
+    def __init__(self) -> None:
+        self._streams: set[WatchStream] = set()
+
+    def open(self) -> WatchStream:
+        stream = WatchStream()
+        self._streams.add(stream)
+        return stream
+
+    def release(self, stream: WatchStream) -> None:
+        self._streams.discard(stream)
+
+    def close_all_watches(self) -> int:
+        """End every open watch now (clients see the stream end cleanly and re-watch). Returns how many."""
+        streams = list(self._streams)
+        for stream in streams:
+            stream.close()
+        return len(streams)
+
+    @property
+    def open_count(self) -> int:
+        return len(self._streams)
