@@ -1,0 +1,42 @@
+"""Raw-JSON Kubernetes API client: kubernetes-asyncio for config and auth, aiohttp + orjson for the rest."""
+
+from manager.client.config import RestConfig, load_config
+from manager.client.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Expired,
+    Forbidden,
+    Invalid,
+    NotFound,
+    ServerError,
+    TooManyRequests,
+    Unauthorized,
+    error_from_status,
+)
+from manager.client.ratelimit import TokenBucket
+from manager.client.rest import ApiClient, PatchType, create_client
+from manager.client.watch import WatchStream
+
+__all__ = [
+    "AlreadyExists",
+    "ApiClient",
+    "ApiError",
+    "BadRequest",
+    "Conflict",
+    "Expired",
+    "Forbidden",
+    "Invalid",
+    "NotFound",
+    "PatchType",
+    "RestConfig",
+    "ServerError",
+    "TokenBucket",
+    "TooManyRequests",
+    "Unauthorized",
+    "WatchStream",
+    "create_client",
+    "error_from_status",
+    "load_config",
+]

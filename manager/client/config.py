@@ -1,0 +1,114 @@
+"""Where the API server is and how to authenticate: kubernetes-asyncio's loaders, nothing else of it.
+
+kubernetes-asyncio reads kubeconfig files (tokens, token files, exec plugins, client certificates, CA
+data) and the in-cluster service-account mount. We turn the resulting `Configuration` into what our own
+aiohttp session needs: a base URL, an SSL context and a coroutine returning fresh auth headers
+(exec-plugin tokens and projected service-account tokens expire; the loaders know how to refresh them).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.config import incluster_config, kube_config
+
+_SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+@dataclass
+class RestConfig:
+    """Everything needed to talk to one API server."""
+
+    host: str
+    ssl_context: ssl.SSLContext | None = None
+    tls_server_name: str | None = None
+    user_agent: str = "aiokcm/0.1"
+    _configuration: Any = None  # kubernetes_asyncio Configuration, for token refresh hooks
+    _loader: Any = None  # kubeconfig loader, for exec-plugin token refresh
+    _static_headers: dict[str, str] = field(default_factory=dict)
+
+    async def auth_headers(self) -> dict[str, str]:
+        """Current auth headers; runs the loaders' refresh logic so expiring tokens are replaced in time."""
+        headers = dict(self._static_headers)
+        cfg = self._configuration
+        if cfg is None:
+            return headers
+        loader = self._loader
+        user = getattr(loader, "_user", None) if loader is not None else None
+        if user is not None and "exec" in user:
+            # Re-runs the plugin only once its token expired (the loader checks the expiry itself).
+            await loader.load_from_exec_plugin()
+            if getattr(loader, "token", None):
+                cfg.api_key["BearerToken"] = loader.token
+        token = await cfg.get_api_key_with_prefix("BearerToken")
+        if token:
+            headers["Authorization"] = token if " " in token else f"Bearer {token}"
+        elif cfg.username or cfg.password:
+            raw = f"{cfg.username or ''}:{cfg.password or ''}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(raw).decode()
+        return headers
+
+    async def refresh_after_unauthorized(self) -> None:
+        """Force a token refresh after a 401 (the cached exec token may have been revoked early)."""
+        loader = self._loader
+        if loader is not None and hasattr(loader, "exec_plugin_expiry"):
+            del loader.exec_plugin_expiry
+
+
+def _ssl_context(cfg: Any) -> ssl.SSLContext | None:
+    if not str(cfg.host).startswith("https"):
+        return None
+    context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+    if cfg.cert_file:
+        context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+    if not cfg.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def _finish(cfg: Any, loader: Any, master: str | None) -> RestConfig:
+    if master:
+        cfg.host = master
+    host = str(cfg.host).rstrip("/")
+    return RestConfig(
+        host=host,
+        ssl_context=_ssl_context(cfg),
+        tls_server_name=getattr(cfg, "tls_server_name", None),
+        _configuration=cfg,
+        _loader=loader,
+    )
+
+
+async def load_config(
+    kubeconfig: str | None = None, master: str | None = None, context: str | None = None
+) -> RestConfig:
+    """Resolve the API server like kube-controller-manager's `--kubeconfig`/`--master` flags.
+
+    - kubeconfig given: load it (master, when also given, overrides its server URL);
+    - only master given: talk to it without credentials;
+    - neither: in-cluster config when running in a pod, else $KUBECONFIG or ~/.kube/config.
+    """
+    cfg = Configuration()
+    if kubeconfig:
+        loader = await kube_config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
+        )
+        return _finish(cfg, loader, master)
+    if master:
+        cfg.host = master
+        return RestConfig(host=master.rstrip("/"), ssl_context=_ssl_context(cfg), _configuration=cfg)
+    if os.environ.get(_SERVICE_HOST_ENV):
+        incluster_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        return _finish(cfg, None, None)
+    home = os.environ.get("HOME", "")
+    default = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or f"{home}/.kube/config"
+    loader = await kube_config.load_kube_config(
+        config_file=default, context=context, client_configuration=cfg, persist_config=False
+    )
+    return _finish(cfg, loader, None)

@@ -1,0 +1,106 @@
+"""A watch response as an async iterator of `(event_type, object)` pairs read from newline-framed JSON.
+
+Each line is decoded once with orjson; nothing else touches the bytes. The caller owns reconnection and
+resourceVersion bookkeeping (the reflector does it); this class only frames, decodes and closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import orjson
+import structlog
+
+log = structlog.get_logger(__name__)
+
+WatchEvent = tuple[str, dict[str, Any]]
+
+
+def decode_watch_line(line: bytes) -> WatchEvent:
+    """Decode one watch line into `(type, object)`; raises ValueError when it is not a watch event."""
+    event = orjson.loads(line)
+    if not isinstance(event, dict):
+        raise ValueError("watch event is not a JSON object")
+    event_type = event.get("type")
+    obj = event.get("object")
+    if not isinstance(event_type, str) or not isinstance(obj, dict):
+        raise ValueError("watch event lacks type or object")
+    return event_type, obj
+
+
+class WatchStream:
+    """An open watch: `async with client.watch(...) as stream: async for type, obj in stream: ...`.
+
+    Plain `async for` works too and closes the response when the stream ends. ERROR events are yielded as
+    `("ERROR", status)`; use `manager.client.errors.error_from_status` to turn them into exceptions.
+    Undecodable lines are skipped and counted in `decode_errors`.
+    """
+
+    def __init__(self, opener: Any) -> None:
+        self._opener = (
+            opener  # coroutine function returning an open aiohttp response (status already checked)
+        )
+        self._response: aiohttp.ClientResponse | None = None
+        self._iterator: AsyncIterator[WatchEvent] | None = None
+        self.decode_errors = 0
+        self.events = 0
+
+    async def open(self) -> WatchStream:
+        """Send the request; raises the typed API error when the server refuses the watch."""
+        if self._response is None:
+            self._response = await self._opener()
+        return self
+
+    async def __aenter__(self) -> WatchStream:
+        return await self.open()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._response is not None:
+            self._response.close()
+            self._response = None
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        if self._iterator is None:
+            self._iterator = self._events()
+        return self._iterator
+
+    async def _events(self) -> AsyncIterator[WatchEvent]:
+        try:
+            await self.open()
+            response = self._response
+            assert response is not None
+            pending = b""
+            async for chunk in response.content.iter_any():
+                if pending:
+                    chunk = pending + chunk
+                lines = chunk.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    try:
+                        event = decode_watch_line(line)
+                    except ValueError:
+                        self.decode_errors += 1
+                        log.warning("undecodable watch line skipped", size=len(line))
+                        continue
+                    self.events += 1
+                    yield event
+            if pending.strip():
+                try:
+                    event = decode_watch_line(pending)
+                except ValueError:
+                    self.decode_errors += 1
+                else:
+                    self.events += 1
+                    yield event
+        finally:
+            await self.aclose()
