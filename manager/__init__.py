@@ -1,1 +1,111 @@
-"""aiokcm: a kube-controller-manager-style daemon on one asyncio loop."""
+"""aiokcm: a kube-controller-manager-style daemon on one asyncio loop.
+
+This module is the public API controllers use (built-in and third-party alike); everything else in
+`manager` is the manager's own machinery and may change.
+"""
+
+from manager.client.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Expired,
+    Forbidden,
+    Invalid,
+    NotFound,
+    ServerError,
+    TooManyRequests,
+)
+from manager.client.rest import ApiClient
+from manager.controller import (
+    Controller,
+    ControllerContext,
+    PolicyRule,
+    Request,
+    Result,
+    TerminalError,
+    Watch,
+    for_,
+    owns,
+    watches,
+)
+from manager.events import EventRecorder
+from manager.expectations import ControllerExpectations
+from manager.handlers import EventHandler, controller_owner, unwrap_tombstone
+from manager.resources import (
+    CONFIGMAPS,
+    CUSTOMRESOURCEDEFINITIONS,
+    DEPLOYMENTS,
+    EVENTS,
+    JOBS,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    REPLICASETS,
+    GroupVersionResource,
+)
+from manager.workqueue import (
+    BucketRateLimiter,
+    DelayingQueue,
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+    Queue,
+    QueueShutDown,
+    RateLimiter,
+    RateLimitingQueue,
+    default_controller_rate_limiter,
+    default_item_based_rate_limiter,
+)
+
+__all__ = [
+    "CONFIGMAPS",
+    "CUSTOMRESOURCEDEFINITIONS",
+    "DEPLOYMENTS",
+    "EVENTS",
+    "JOBS",
+    "LEASES",
+    "NAMESPACES",
+    "NODES",
+    "PODS",
+    "REPLICASETS",
+    "AlreadyExists",
+    "ApiClient",
+    "ApiError",
+    "BadRequest",
+    "BucketRateLimiter",
+    "Conflict",
+    "Controller",
+    "ControllerContext",
+    "ControllerExpectations",
+    "DelayingQueue",
+    "EventHandler",
+    "EventRecorder",
+    "Expired",
+    "Forbidden",
+    "GroupVersionResource",
+    "Invalid",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "NotFound",
+    "PolicyRule",
+    "Queue",
+    "QueueShutDown",
+    "RateLimiter",
+    "RateLimitingQueue",
+    "Request",
+    "Result",
+    "ServerError",
+    "TerminalError",
+    "TooManyRequests",
+    "Watch",
+    "controller_owner",
+    "default_controller_rate_limiter",
+    "default_item_based_rate_limiter",
+    "for_",
+    "owns",
+    "unwrap_tombstone",
+    "watches",
+]

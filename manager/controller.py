@@ -1,0 +1,266 @@
+"""The controller API: what built-in and third-party controllers are written against.
+
+A controller is a class registered under the entry-point group ``aiokcm.controllers``::
+
+    class PipelineController(Controller):
+        name = "pipeline-controller"
+        aliases = ("pipeline",)
+        concurrency = 5                       # or the name of a Settings field: "concurrent_job_syncs"
+        rbac = (PolicyRule(("example.com",), ("pipelines",), ("get", "list", "watch", "update")),)
+        watches = (for_(PIPELINES), owns(PODS))
+
+        async def reconcile(self, request: Request) -> Result | None:
+            pipeline = self.lister(PIPELINES).get_by_key(request.key)
+            ...
+
+Reconcile is level-triggered and key-based: it gets a namespace/name, reads the current state from the
+informer caches and drives the world towards the desired state. The returned value decides what happens to
+the key: None or Result() → done (failures forgotten); Result(requeue_after=s) → reconcile again in s
+seconds; an exception → retry after the rate limiter's backoff; TerminalError → logged, counted, not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import structlog
+
+from manager.handlers import (
+    EnqueueForObject,
+    EnqueueForOwner,
+    EnqueueMapped,
+    EventHandler,
+    Request,
+    Watch,
+    for_,
+    owns,
+    watches,
+)
+from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
+
+if TYPE_CHECKING:
+    from manager.client.rest import ApiClient
+    from manager.events import EventRecorder
+    from manager.resources import GroupVersionResource
+    from manager.settings import Settings
+
+__all__ = [
+    "Controller",
+    "ControllerContext",
+    "PolicyRule",
+    "Request",
+    "Result",
+    "TerminalError",
+    "Watch",
+    "for_",
+    "owns",
+    "watches",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What to do with the key after a successful reconcile.
+
+    `requeue_after`: reconcile the key again after this many seconds (failures are forgotten first).
+    `requeue`: retry through the rate limiter, as if it had failed (controller-runtime's deprecated Requeue).
+    """
+
+    requeue_after: float | None = None
+    requeue: bool = False
+
+
+class TerminalError(Exception):
+    """Raise from reconcile for an error retrying cannot fix: it is logged and counted, never retried."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    """One RBAC rule the controller needs (rendered into the ClusterRole by the deployment tooling)."""
+
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, list[str]]:
+        rule = {
+            "apiGroups": list(self.api_groups), "resources": list(self.resources), "verbs": list(self.verbs)
+        }
+        if self.resource_names:
+            rule["resourceNames"] = list(self.resource_names)
+        return rule
+
+
+@dataclass
+class ControllerContext:
+    """Everything the manager hands a controller. Built by the manager; tests may build a minimal one."""
+
+    settings: Settings
+    health: Any  # manager.healthz.HealthChecks
+    logger: Any  # a structlog BoundLogger
+    client: ApiClient | None = None
+    informers: Any = None  # manager.informers.InformerFactory
+    events: Callable[[str], EventRecorder] | None = None
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def recorder(self, component: str) -> EventRecorder:
+        """An event recorder whose events name `component` as their source."""
+        if self.events is None:
+            raise RuntimeError("this ControllerContext has no event recorder factory")
+        return self.events(component)
+
+
+class Controller:
+    """Base class of every controller. Subclasses set the class attributes and implement `reconcile`.
+
+    Class attributes:
+    - `name`: canonical name, e.g. "job-controller"; `aliases`, e.g. ("job",); `enabled_by_default`.
+    - `concurrency`: number of workers, or the name of a Settings field holding it.
+    - `queue_name`: the work queue's name in `workqueue_*` metrics (default: name without "-controller").
+    - `rate_limiter`: a zero-argument factory of the queue's rate limiter (default: client-go's controller
+      limiter, max(per item 5 ms·2^n ≤ 1000 s, 10 qps burst 100)).
+    - `rbac`: the PolicyRules it needs; `watches`: its informers and event mappings (`for_`, `owns`,
+      `watches`); override `declare_watches()` instead when they depend on the instance.
+    - `need_leader_election`: False for controllers that must also run on standby replicas.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    enabled_by_default: ClassVar[bool] = True
+    concurrency: ClassVar[int | str] = 1
+    queue_name: ClassVar[str | None] = None
+    rate_limiter: ClassVar[Callable[[], RateLimiter[Any]]] = default_controller_rate_limiter
+    rbac: ClassVar[tuple[PolicyRule, ...]] = ()
+    watches: ClassVar[tuple[Watch, ...]] = ()
+    need_leader_election: ClassVar[bool] = True
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        self.log = structlog.get_logger(type(self).__module__).bind(controller=self.name)
+        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(
+            self.workqueue_name(), rate_limiter=type(self).rate_limiter()
+        )
+        self._registered = False
+        self._watched: list[Watch] = []
+        self._recorder: EventRecorder | None = None
+
+    # ------------------------------------------------------------------ what subclasses implement
+    async def reconcile(self, request: Request) -> Result | None:
+        raise NotImplementedError(f"{type(self).__name__} must implement reconcile()")
+
+    def declare_watches(self) -> Iterable[Watch]:
+        """The controller's watches; by default the `watches` class attribute."""
+        return type(self).watches
+
+    # ------------------------------------------------------------------ one-line helpers for subclasses
+    def workqueue_name(self) -> str:
+        if self.queue_name:
+            return self.queue_name
+        return self.name.removesuffix("-controller").replace("-", "_") or type(self).__name__.lower()
+
+    def workers(self) -> int:
+        """`concurrency` resolved against the settings."""
+        if isinstance(self.concurrency, str):
+            return int(getattr(self.ctx.settings, self.concurrency))
+        return self.concurrency
+
+    def informer(
+        self,
+        resource: GroupVersionResource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> Any:
+        """The shared informer for `resource` (the same one every controller asking alike gets)."""
+        if self.ctx.informers is None:
+            raise RuntimeError("this ControllerContext has no informer factory")
+        return self.ctx.informers.informer(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+        )
+
+    def lister(self, resource: GroupVersionResource, **selectors: Any) -> Any:
+        """The informer's indexed cache: `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`."""
+        return self.informer(resource, **selectors).indexer
+
+    @property
+    def recorder(self) -> EventRecorder:
+        """The event recorder for this controller (source component = its name)."""
+        if self._recorder is None:
+            self._recorder = self.ctx.recorder(self.name)
+        return self._recorder
+
+    @property
+    def client(self) -> ApiClient:
+        if self.ctx.client is None:
+            raise RuntimeError("this ControllerContext has no API client")
+        return self.ctx.client
+
+    def enqueue(self, request: Request) -> None:
+        self.queue.add(request)
+
+    def enqueue_after(self, request: Request, delay: float) -> None:
+        self.queue.add_after(request, delay)
+
+    # ------------------------------------------------------------------ lifecycle
+    def setup(self) -> None:
+        """Register the event handlers on the shared informers (idempotent).
+
+        The manager calls it for every enabled controller before it starts the informers, so handlers see the
+        initial list; `run()` calls it too, for controllers run outside a manager.
+        """
+        if self._registered:
+            return
+        primary = next((w for w in self.declare_watches() if w.mode == "self"), None)
+        for watch in self.declare_watches():
+            informer = self.informer(
+                watch.resource,
+                namespace=watch.namespace,
+                label_selector=watch.label_selector,
+                field_selector=watch.field_selector,
+                metadata_only=watch.metadata_only,
+            )
+            informer.add_event_handler(self._handler_for(watch, primary))
+            self._watched.append(watch)
+        self._registered = True
+
+    def _handler_for(self, watch: Watch, primary: Watch | None) -> EventHandler:
+        if watch.mode == "self":
+            return EnqueueForObject(self.queue.add)
+        if watch.mode == "owner":
+            kind = watch.owner_kind or (primary.resource.kind if primary else None)
+            api_version = watch.owner_api_version or (primary.resource.api_version if primary else None)
+            if kind is None or api_version is None:
+                raise ValueError(f"{self.name}: owns() needs kind/api_version when there is no for_() watch")
+            return EnqueueForOwner(self.queue.add, kind, api_version.rpartition("/")[0])
+        if watch.mode == "map" and watch.map_fn is not None:
+            return EnqueueMapped(self.queue.add, watch.map_fn)
+        if watch.mode == "handler" and watch.handler is not None:
+            return watch.handler(self)
+        raise ValueError(f"{self.name}: malformed watch {watch!r}")
+
+    async def run(self) -> None:
+        """Wait for the informers to sync, then run `workers()` reconcile workers until cancelled.
+
+        Restartable: the queue and the handlers survive, so a second `run()` after a crash resumes.
+        """
+        from manager.runner import run_workers
+
+        self.setup()
+        await run_workers(self)
+
+    async def drain(self) -> None:
+        """Graceful stop: refuse new keys, let in-flight reconciles finish, make the workers return."""
+        await self.queue.shut_down_with_drain()
+
+    def watched(self) -> list[Watch]:
+        return list(self._watched)

@@ -1,0 +1,166 @@
+"""The reconcile workers of one controller, and the controller_runtime_* metrics.
+
+Each worker pops a key, calls `reconcile` with structlog context (controller, key, reconcile_id) bound,
+and settles the key from the outcome (controller-runtime's reconcileHandler). Nothing a reconcile raises
+(apart from cancellation) escapes a worker: a worker that died would silently shrink the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+import structlog
+from prometheus_client import Counter, Gauge, Histogram
+
+from manager.handlers import Request
+from manager.workqueue import QueueShutDown
+
+if TYPE_CHECKING:
+    from manager.controller import Controller
+
+RECONCILE_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0,
+    40.0, 50.0, 60.0,
+)
+RESULTS = ("success", "error", "requeue", "requeue_after")
+
+RECONCILE_TOTAL = Counter(
+    "controller_runtime_reconcile", "Total number of reconciliations per controller",
+    ["controller", "result"])
+RECONCILE_ERRORS = Counter(
+    "controller_runtime_reconcile_errors", "Total number of reconciliation errors per controller",
+    ["controller"])
+TERMINAL_ERRORS = Counter(
+    "controller_runtime_terminal_reconcile_errors",
+    "Total number of terminal reconciliation errors per controller", ["controller"])
+RECONCILE_PANICS = Counter(
+    "controller_runtime_reconcile_panics", "Total number of reconciliation panics per controller",
+    ["controller"])
+RECONCILE_TIME = Histogram(
+    "controller_runtime_reconcile_time_seconds", "Length of time per reconciliation per controller",
+    ["controller"], buckets=RECONCILE_BUCKETS)
+MAX_CONCURRENT = Gauge(
+    "controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller",
+    ["controller"])
+ACTIVE_WORKERS = Gauge(
+    "controller_runtime_active_workers", "Number of currently used workers per controller", ["controller"])
+
+# Exceptions that mean a bug in the reconcile rather than a failure it anticipates (an API error, a timeout):
+# they are counted in controller_runtime_reconcile_panics_total as well, like a recovered Go panic.
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    AssertionError, AttributeError, LookupError, NameError, TypeError, ValueError, ArithmeticError,
+    RecursionError, NotImplementedError,
+)
+
+SYNC_POLL_INTERVAL = 0.05
+
+
+def init_metrics(controller: str) -> None:
+    """Pre-create every series of the controller at 0, as controller-runtime does."""
+    for result in RESULTS:
+        RECONCILE_TOTAL.labels(controller, result)
+    RECONCILE_ERRORS.labels(controller)
+    TERMINAL_ERRORS.labels(controller)
+    RECONCILE_PANICS.labels(controller)
+    RECONCILE_TIME.labels(controller)
+    ACTIVE_WORKERS.labels(controller)
+
+
+async def wait_for_sync(ctl: Controller) -> None:
+    """Wait until every informer the controller watches has synced its initial list."""
+    informers = [
+        ctl.informer(w.resource, namespace=w.namespace, label_selector=w.label_selector,
+                     field_selector=w.field_selector, metadata_only=w.metadata_only)
+        for w in ctl.watched()
+    ]
+    # has_synced() is the informer contract; polling it keeps this independent of how informers signal.
+    while not all(informer.has_synced() for informer in informers):  # noqa: ASYNC110
+        await asyncio.sleep(SYNC_POLL_INTERVAL)
+
+
+async def run_workers(ctl: Controller) -> None:
+    """Run the controller's workers until cancelled (or until its queue shuts down and drains)."""
+    log = ctl.log
+    init_metrics(ctl.name)
+    await wait_for_sync(ctl)
+    count = ctl.workers()
+    MAX_CONCURRENT.labels(ctl.name).set(count)
+    log.info("starting workers", workers=count)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for index in range(count):
+                group.create_task(worker(ctl), name=f"{ctl.name}-worker-{index}")
+    finally:
+        log.info("workers stopped")
+
+
+async def worker(ctl: Controller) -> None:
+    queue = ctl.queue
+    active = ACTIVE_WORKERS.labels(ctl.name)
+    while True:
+        try:
+            request = await queue.get()
+        except QueueShutDown:
+            return
+        active.inc()
+        try:
+            await process(ctl, request)
+        except asyncio.CancelledError:
+            queue.add(request)  # interrupted mid-reconcile: it runs again after a restart
+            raise
+        finally:
+            active.dec()
+            queue.done(request)
+
+
+async def process(ctl: Controller, request: Request) -> None:
+    """One reconcile and what its outcome means for the key."""
+    name = ctl.name
+    queue = ctl.queue
+    with structlog.contextvars.bound_contextvars(
+        controller=name, key=request.key, reconcile_id=uuid.uuid4().hex
+    ):
+        start = time.perf_counter()
+        try:
+            result = await ctl.reconcile(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+            _failed(ctl, request, exc)
+            return
+        RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+        if result is not None and result.requeue_after is not None and result.requeue_after > 0:
+            queue.forget(request)
+            queue.add_after(request, result.requeue_after)
+            RECONCILE_TOTAL.labels(name, "requeue_after").inc()
+        elif result is not None and result.requeue:
+            queue.add_rate_limited(request)
+            RECONCILE_TOTAL.labels(name, "requeue").inc()
+        else:
+            queue.forget(request)
+            RECONCILE_TOTAL.labels(name, "success").inc()
+
+
+def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
+    from manager.controller import TerminalError
+
+    name = ctl.name
+    RECONCILE_ERRORS.labels(name).inc()
+    RECONCILE_TOTAL.labels(name, "error").inc()
+    if isinstance(exc, TerminalError):
+        TERMINAL_ERRORS.labels(name).inc()
+        ctl.queue.forget(request)
+        ctl.log.error("terminal reconciler error, not retried", error=str(exc), exc_info=exc)
+        return
+    if isinstance(exc, PROGRAMMING_ERRORS):
+        RECONCILE_PANICS.labels(name).inc()
+    ctl.queue.add_rate_limited(request)
+    ctl.log.error(
+        "reconciler error", error=f"{type(exc).__name__}: {exc}",
+        requeues=ctl.queue.num_requeues(request), exc_info=exc,
+    )
