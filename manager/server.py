@@ -1,0 +1,121 @@
+"""The manager's HTTP server: health endpoints, Prometheus metrics and /debug/controllers.
+
+Routes: ``/healthz``, ``/livez``, ``/readyz`` (``?verbose``, repeatable ``?exclude=name``),
+``/<endpoint>/<check>`` for one check (its reason is shown there, as Kubernetes does), ``/metrics``
+(prometheus_client's default REGISTRY, with the process, platform and GC collectors) and
+``/debug/controllers`` (JSON). Anything else is 404. Extra routes (e.g. the runtime's own debug pages) may be
+added with :meth:`HttpServer.add_get` before :meth:`HttpServer.start`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+from prometheus_client import REGISTRY
+from prometheus_client.exposition import choose_encoder
+
+from manager.healthz import ENDPOINTS, HealthChecks
+
+log = structlog.get_logger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_TEXT_HEADERS = {"X-Content-Type-Options": "nosniff"}
+
+
+class ServerBindError(OSError):
+    """The server cannot listen on the requested address (port in use, bad address, no permission)."""
+
+
+class HttpServer:
+    """aiohttp server; after :meth:`start`, :attr:`host` and :attr:`port` hold the bound address."""
+
+    def __init__(
+        self,
+        health: HealthChecks,
+        bind_address: str,
+        port: int,
+        debug_controllers: Callable[[], Mapping[str, Any]] = dict,
+    ) -> None:
+        self.health = health
+        self.bind_address = bind_address
+        self.requested_port = port
+        self.host = bind_address
+        self.port = port
+        self._debug_controllers = debug_controllers
+        self._app = web.Application()
+        self._runner: web.AppRunner | None = None
+        for endpoint in ENDPOINTS:
+            self._app.router.add_get(f"/{endpoint}", self._aggregate(endpoint))
+            self._app.router.add_get(f"/{endpoint}/{{check}}", self._single(endpoint))
+        self._app.router.add_get("/metrics", self._metrics)
+        self._app.router.add_get("/debug/controllers", self._debug)
+
+    def add_get(self, path: str, handler: Handler) -> None:
+        """Serve an extra GET route; only before start()."""
+        self._app.router.add_get(path, handler)
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        # No access log: probes arrive every few seconds and would drown everything else.
+        runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.bind_address, self.requested_port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            reason = exc.strerror or str(exc)
+            raise ServerBindError(
+                exc.errno, f"cannot listen on {self.bind_address}:{self.requested_port}: {reason}"
+            ) from None
+        self._runner = runner
+        sockname = runner.addresses[0]
+        self.host, self.port = str(sockname[0]), int(sockname[1])
+        log.info("serving health and metrics", address=f"{self.host}:{self.port}", url=self.url)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _aggregate(self, endpoint: str) -> Handler:
+        async def handle(request: web.Request) -> web.Response:
+            report = await self.health.evaluate(endpoint, request.query.getall("exclude", []))
+            return web.Response(
+                status=200 if report.passed else 500,
+                text=report.body(verbose="verbose" in request.query),
+                headers=_TEXT_HEADERS,
+            )
+
+        return handle
+
+    def _single(self, endpoint: str) -> Handler:
+        async def handle(request: web.Request) -> web.Response:
+            name = request.match_info["check"]
+            if not self.health.has(name, endpoint):
+                raise web.HTTPNotFound()
+            reason = await self.health.run_one(name)
+            if reason is None:
+                return web.Response(text="ok", headers=_TEXT_HEADERS)
+            body = f"internal server error: {reason}\n"
+            return web.Response(status=500, text=body, headers=_TEXT_HEADERS)
+
+        return handle
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encoder(REGISTRY), headers={"Content-Type": content_type})
+
+    async def _debug(self, request: web.Request) -> web.Response:
+        body = orjson.dumps(self._debug_controllers(), option=orjson.OPT_INDENT_2)
+        return web.Response(body=body, content_type="application/json")

@@ -1,0 +1,176 @@
+"""Supervision of controller loops: one asyncio task per controller, restarted with backoff when it dies.
+
+An exception escaping ``run()`` means the controller's loop died: it is logged and counted, the controller's
+health check fails, and ``run()`` is called again on the same instance after 1 s, then 2 s, 4 s ... capped at
+60 s. A run that lasted at least ``reset_after`` seconds resets the delay to the initial one. ``run()``
+returning before shutdown is treated like a crash (a controller loop is meant to block until told to stop).
+Other controllers are never disturbed. Clock and sleep are injectable so tests need no real waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import enum
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from prometheus_client import Counter
+
+log = structlog.get_logger(__name__)
+
+CONTROLLER_RESTARTS = Counter(
+    "aiokcm_controller_restarts_total",
+    "Times a controller's loop died with an exception and was scheduled for restart.",
+    ["controller"],
+)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class State(enum.StrEnum):
+    PENDING = "pending"  # not started yet (e.g. waiting for the leader lease)
+    RUNNING = "running"
+    RESTARTING = "restarting"  # died; waiting out the backoff before run() is called again
+    STOPPED = "stopped"
+
+
+class SupervisedController:
+    """Runs ``target()`` until shutdown, restarting it with exponential backoff when it fails."""
+
+    def __init__(
+        self,
+        name: str,
+        target: Callable[[], Awaitable[None]],
+        stopping: asyncio.Event,
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        reset_after: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.name = name
+        self._target = target
+        self._stopping = stopping
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
+        self._reset_after = reset_after
+        self._clock = clock
+        self._sleep = sleep
+        self.state = State.PENDING
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.last_error_time: str | None = None
+        self.backoff_seconds: float | None = None  # the delay being waited out, while RESTARTING
+        self._log = log.bind(controller=name)
+
+    def health_check(self) -> str | None:
+        """Fails only while the loop is down; pending and stopped controllers are not unhealthy."""
+        if self.state is State.RESTARTING:
+            return (
+                f"controller {self.name} is down after {self.restarts} crash(es), "
+                f"restarting in {self.backoff_seconds:g}s; last error: {self.last_error}"
+            )
+        return None
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": str(self.state),
+            "restarts": self.restarts,
+            "last_error": self.last_error,
+            "last_error_time": self.last_error_time,
+            "backoff_seconds": self.backoff_seconds,
+        }
+
+    async def run(self) -> None:
+        delay = self._initial_backoff
+        try:
+            while not self._stopping.is_set():
+                self.state = State.RUNNING
+                self.backoff_seconds = None
+                started = self._clock()
+                try:
+                    await self._target()
+                except Exception as exc:
+                    error: BaseException | str = exc
+                else:
+                    if self._stopping.is_set():
+                        break
+                    error = "run() returned before shutdown"
+                if self._stopping.is_set():
+                    self._log.warning("controller failed while stopping", error=str(error))
+                    break
+                if self._clock() - started >= self._reset_after:
+                    delay = self._initial_backoff
+                self._record_crash(error, delay)
+                await self._sleep_unless_stopping(delay)
+                delay = min(delay * 2, self._max_backoff)
+        finally:
+            self.state = State.STOPPED
+            self.backoff_seconds = None
+
+    def _record_crash(self, error: BaseException | str, delay: float) -> None:
+        self.restarts += 1
+        self.last_error = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.last_error_time = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.state = State.RESTARTING
+        self.backoff_seconds = delay
+        CONTROLLER_RESTARTS.labels(self.name).inc()
+        self._log.error(
+            "controller loop died; restarting after backoff",
+            restarts=self.restarts,
+            backoff_seconds=delay,
+            exc_info=error if isinstance(error, BaseException) else None,
+            error=None if isinstance(error, BaseException) else error,
+        )
+
+    async def _sleep_unless_stopping(self, delay: float) -> None:
+        sleeper = asyncio.ensure_future(self._sleep(delay))
+        stopper = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sleeper, stopper):
+                task.cancel()
+            for task in (sleeper, stopper):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+class ControllerGroup:
+    """The runnable that starts every supervised controller and drains them on shutdown."""
+
+    def __init__(self, controllers: list[SupervisedController], grace_period: Callable[[], float]) -> None:
+        self.controllers = controllers
+        self._grace_period = grace_period
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        for controller in self.controllers:
+            task = asyncio.create_task(controller.run(), name=f"controller:{controller.name}")
+            self._tasks[controller.name] = task
+        if self.controllers:
+            log.info("controllers started", controllers=[c.name for c in self.controllers])
+
+    async def stop(self) -> None:
+        """Wait up to the grace period for loops to return (the stopping event is set), then cancel them."""
+        tasks = [task for task in self._tasks.values() if not task.done()]
+        if not tasks:
+            return
+        grace = self._grace_period()
+        log.info("waiting for controllers to finish in-flight work", grace_period_seconds=grace)
+        _, still_running = await asyncio.wait(tasks, timeout=None if grace < 0 else grace)  # < 0: forever
+        if still_running:
+            names = sorted(task.get_name().removeprefix("controller:") for task in still_running)
+            log.warning("grace period over; cancelling controllers", controllers=names)
+            for task in still_running:
+                task.cancel()
+            await asyncio.wait(still_running)
+        for task in tasks:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("controller task failed", task=task.get_name(), exc_info=task.exception())
