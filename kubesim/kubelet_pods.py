@@ -105,8 +105,7 @@ class PodBehaviour:
             fail_attempts=max(0, _integer(annotations.get(FAIL_ATTEMPTS), 0)),
             ready_after_seconds=_number(annotations.get(READY_AFTER_SECONDS), 0.0) or 0.0,
             unschedulable=annotations.get(UNSCHEDULABLE, "").strip().lower() == "true",
-            terminate_seconds=_number(annotations.get(TERMINATE_SECONDS), DEFAULT_TERMINATE_SECONDS)
-            or 0.0,
+            terminate_seconds=_number(annotations.get(TERMINATE_SECONDS), DEFAULT_TERMINATE_SECONDS) or 0.0,
             restart_policy=restart_policy,
             completion_index=completion_index,
             attempt_key=(attempts_owner, completion_index),
@@ -188,20 +187,18 @@ def set_condition(status: Obj, cond: Obj) -> None:
     conditions.append(cond)
 
 
-def unschedulable_status(pod: Obj, now: str) -> Obj:
+def unschedulable_status(pod: Obj, now: str, message: str) -> Obj:
     status = copy.deepcopy(pod.get("status") or {})
     status["phase"] = "Pending"
-    set_condition(
-        status,
-        _condition(
-            "PodScheduled",
-            False,
-            now,
-            "Unschedulable",
-            "0/0 nodes are available: pod carries kubesim.aiokcm.io/unschedulable=true.",
-        ),
-    )
+    set_condition(status, _condition("PodScheduled", False, now, "Unschedulable", message))
     return status
+
+
+def is_marked_unschedulable(pod: Obj) -> bool:
+    for cond in pod.get("status", {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled":
+            return bool(cond.get("status") == "False" and cond.get("reason") == "Unschedulable")
+    return False
 
 
 def scheduled_status(pod: Obj, now: str) -> Obj:

@@ -1,0 +1,120 @@
+"""`kubesim` console script: serve an embedded Kubernetes API server emulator until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+import structlog
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad flags exit 2 with a single line on stderr (argparse would print the whole usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
+def _non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return number
+
+
+def _port(value: str) -> int:
+    number = int(value)
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog="kubesim",
+        description="An embedded Kubernetes API server emulator with simulated nodes and kubelet.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=6443, help="port to listen on; 0 picks a free one")
+    parser.add_argument(
+        "--kubeconfig", metavar="PATH", help="write a kubeconfig for this server once it serves"
+    )
+    parser.add_argument(
+        "--nodes", type=_non_negative_int, default=3, help="simulated Ready nodes (default 3)"
+    )
+    parser.add_argument(
+        "--no-kubelet",
+        dest="kubelet",
+        action="store_false",
+        help="no scheduler or kubelet: pods stay as written",
+    )
+    parser.add_argument(
+        "--history-size", type=_positive_int, default=10000, help="watch events kept for resumption"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed for names, uids and faults")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
+    return parser
+
+
+def _configure_logging(level_name: str) -> None:
+    level = getattr(logging, level_name.upper())
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    # aiohttp's access log would drown everything else at info.
+    logging.getLogger("aiohttp.access").setLevel(max(level, logging.WARNING))
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+
+
+async def serve(args: argparse.Namespace) -> None:
+    from kubesim import KubeSim
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    async with KubeSim(
+        host=args.host,
+        port=args.port,
+        nodes=args.nodes,
+        kubelet=args.kubelet,
+        history_size=args.history_size,
+        seed=args.seed,
+        kubeconfig_path=args.kubeconfig,
+    ) as sim:
+        sys.stdout.write(f"kubesim ready at {sim.url}\n")
+        sys.stdout.flush()
+        await stopping.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.log_level)
+    try:
+        asyncio.run(serve(args))
+    except OSError as exc:
+        sys.stderr.write(f"kubesim: error: {exc}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""pytest plugin (entry point `pytest11: kubesim`): a running kubesim per test.
+
+    async def test_something(kubesim):            # KubeSim(port=0, nodes=3), torn down after the test
+        async with aiohttp.ClientSession() as s:
+            await s.get(f"{kubesim.url}/api/v1/namespaces/default/pods")
+
+    async def test_custom(kubesim_factory):       # any KubeSim arguments, e.g. no kubelet
+        sim = await kubesim_factory(kubelet=False, seed=7)
+
+Both fixtures are async and need an asyncio pytest plugin (pytest-asyncio) in the using project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
+
+import pytest_asyncio
+
+if TYPE_CHECKING:
+    from kubesim import KubeSim
+
+KubeSimFactory = Callable[..., Awaitable["KubeSim"]]
+
+
+@pytest_asyncio.fixture
+async def kubesim() -> AsyncIterator[KubeSim]:
+    """A kubesim on a free port with three Ready nodes and the simulated kubelet."""
+    from kubesim import KubeSim
+
+    async with KubeSim(port=0, nodes=3) as sim:
+        yield sim
+
+
+@pytest_asyncio.fixture
+async def kubesim_factory() -> AsyncIterator[KubeSimFactory]:
+    """Start kubesims with custom arguments (defaults: port=0, nodes=3); all are stopped after the test."""
+    from kubesim import KubeSim
+
+    async with AsyncExitStack() as stack:
+
+        async def start(**kwargs: Any) -> KubeSim:
+            kwargs.setdefault("port", 0)
+            kwargs.setdefault("nodes", 3)
+            return await stack.enter_async_context(KubeSim(**kwargs))
+
+        yield start
