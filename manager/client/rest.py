@@ -141,9 +141,14 @@ class ApiClient:
         accept: str = JSON,
         timeout: aiohttp.ClientTimeout,
         rate_limited: bool = True,
+        retry: bool = True,
     ) -> aiohttp.ClientResponse:
-        """Send one request with retries; return the open 2xx response (the caller reads and releases it)."""
+        """Send one request with retries; return the open 2xx response (the caller reads and releases it).
+
+        `retry=False` leaves every retry to the caller (the reflector has its own backoff for watches).
+        """
         url = self.config.host + path
+        max_retries = self.max_retries if retry else 0
         attempt = 0
         refreshed_auth = False
         while True:
@@ -168,7 +173,7 @@ class ApiClient:
             except aiohttp.ClientConnectorError as exc:
                 # Nothing reached the server: safe to retry whatever the verb.
                 metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
-                if attempt >= self.max_retries:
+                if attempt >= max_retries:
                     raise
                 attempt += 1
                 delay = self._backoff(attempt)
@@ -181,7 +186,7 @@ class ApiClient:
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                 # The request may have been processed: only reads are safe to repeat (client-go's rule).
                 metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
-                if method != "GET" or attempt >= self.max_retries:
+                if method != "GET" or attempt >= max_retries:
                     raise
                 attempt += 1
                 delay = self._backoff(attempt)
@@ -200,7 +205,7 @@ class ApiClient:
                 response.release()
             error = error_from_response(status, payload)
             retry_after = self._retry_after(response, error)
-            if retry_after is not None and attempt < self.max_retries:
+            if retry_after is not None and attempt < max_retries:
                 attempt += 1
                 metrics.REQUEST_RETRIES.labels(str(status), method, self.host).inc()
                 await self._sleep(retry_after)
@@ -502,6 +507,7 @@ class ApiClient:
                 params=params,
                 timeout=timeout,
                 rate_limited=False,
+                retry=False,
                 accept=METADATA_ACCEPT if metadata_only else JSON,
             )
 

@@ -1,0 +1,55 @@
+"""The reflector's retry delay: client-go's 800 ms doubling to 30 s, jitter 1.0, reset after 2 quiet minutes.
+
+"Quiet" means no backoff was needed for `reset_after` seconds: the API server is assumed healthy again and the
+next failure starts from the initial delay. Clock and random source are injectable for tests.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+INITIAL = 0.8
+MAXIMUM = 30.0
+FACTOR = 2.0
+JITTER = 1.0
+RESET_AFTER = 120.0
+
+
+class Backoff:
+    """`next_delay()` returns the next wait: base delay plus up to `jitter` x base of random extra."""
+
+    def __init__(
+        self,
+        initial: float = INITIAL,
+        maximum: float = MAXIMUM,
+        factor: float = FACTOR,
+        jitter: float = JITTER,
+        reset_after: float = RESET_AFTER,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.factor = factor
+        self.jitter = jitter
+        self.reset_after = reset_after
+        self._clock = clock
+        self._rng = rng
+        self._next_base = initial
+        self._last: float | None = None
+
+    def next_delay(self) -> float:
+        now = self._clock()
+        if self._last is not None and now - self._last >= self.reset_after:
+            self._next_base = self.initial
+        self._last = now
+        base = self._next_base
+        self._next_base = min(self.maximum, base * self.factor)
+        return base + self._rng() * self.jitter * base if self.jitter > 0 else base
+
+    def reset(self) -> None:
+        self._next_base = self.initial
+        self._last = None

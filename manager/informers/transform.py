@@ -1,0 +1,37 @@
+"""Ingest transforms: run once per object before it enters the cache. They may mutate in place and must be
+idempotent (client-go's TransformFunc contract); they must be fast — they run for every watch event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Obj = dict[str, Any]
+Transform = Callable[[Obj], Obj]
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """Drop `metadata.managedFields` (about 40 % of a pod's bytes, 45 % of its cached memory)."""
+    obj["metadata"].pop("managedFields", None)
+    return obj
+
+
+def project_metadata(obj: Obj) -> Obj:
+    """PartialObjectMetadata: apiVersion/kind/metadata only (what the server returns for a metadata-only
+    request; done here too for servers that ignore the `as=PartialObjectMetadata` Accept header)."""
+    meta = obj["metadata"]
+    meta.pop("managedFields", None)
+    if obj.get("kind") == "PartialObjectMetadata" and len(obj) <= 3:
+        return obj
+    return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta}
+
+
+def chain(*transforms: Transform) -> Transform:
+    """Apply transforms in order (e.g. `chain(strip_managed_fields, drop_status)`)."""
+
+    def run(obj: Obj) -> Obj:
+        for transform in transforms:
+            obj = transform(obj)
+        return obj
+
+    return run
