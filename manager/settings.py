@@ -166,6 +166,12 @@ class Settings(BaseSettings):
             _config_values.reset(token)
 
 
+def is_duration(field: str) -> bool:
+    """Whether a field takes a Go-style duration (for help text)."""
+    metadata = Settings.model_fields[field].metadata
+    return any(isinstance(m, BeforeValidator) and m.func is _duration for m in metadata)
+
+
 def field_for_key(key: str) -> str:
     """Map a flag or file key ("leader-elect", "--leader-elect", "leader_elect") to the field name."""
     return key.lstrip("-").replace("-", "_")

@@ -143,11 +143,22 @@ class SupervisedController:
 
 
 class ControllerGroup:
-    """The runnable that starts every supervised controller and drains them on shutdown."""
+    """The runnable that starts supervised controllers and drains them on shutdown.
 
-    def __init__(self, controllers: list[SupervisedController], grace_period: Callable[[], float]) -> None:
+    ``drains`` maps a controller name to its optional graceful-stop coroutine (e.g. ``Controller.drain``:
+    refuse new keys, finish in-flight ones, let ``run()`` return); it is called when the group stops.
+    ``remaining_grace`` says how long the loops may still take before they are cancelled.
+    """
+
+    def __init__(
+        self,
+        controllers: list[SupervisedController],
+        remaining_grace: Callable[[], float],
+        drains: dict[str, Callable[[], Awaitable[None]]] | None = None,
+    ) -> None:
         self.controllers = controllers
-        self._grace_period = grace_period
+        self._remaining_grace = remaining_grace
+        self._drains = drains or {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     async def start(self) -> None:
@@ -158,19 +169,31 @@ class ControllerGroup:
             log.info("controllers started", controllers=[c.name for c in self.controllers])
 
     async def stop(self) -> None:
-        """Wait up to the grace period for loops to return (the stopping event is set), then cancel them."""
-        tasks = [task for task in self._tasks.values() if not task.done()]
-        if not tasks:
+        """Drain, wait up to the remaining grace period for loops to return, then cancel the rest."""
+        running = {name: task for name, task in self._tasks.items() if not task.done()}
+        if not running:
             return
-        grace = self._grace_period()
-        log.info("waiting for controllers to finish in-flight work", grace_period_seconds=grace)
-        _, still_running = await asyncio.wait(tasks, timeout=None if grace < 0 else grace)  # < 0: forever
-        if still_running:
-            names = sorted(task.get_name().removeprefix("controller:") for task in still_running)
+        grace = self._remaining_grace()
+        log.info("waiting for controllers to finish in-flight work", grace_period_seconds=round(grace, 3))
+        drains = [
+            asyncio.create_task(self._drain(name, drain), name=f"drain:{name}")
+            for name, drain in self._drains.items()
+            if name in running
+        ]
+        _, late = await asyncio.wait(running.values(), timeout=None if grace < 0 else grace)  # <0: forever
+        if late:
+            names = sorted(task.get_name().removeprefix("controller:") for task in late)
             log.warning("grace period over; cancelling controllers", controllers=names)
-            for task in still_running:
+            for task in late:
                 task.cancel()
-            await asyncio.wait(still_running)
-        for task in tasks:
-            if not task.cancelled() and task.exception() is not None:
-                log.error("controller task failed", task=task.get_name(), exc_info=task.exception())
+            await asyncio.wait(late)
+        for task in drains:
+            task.cancel()
+        if drains:
+            await asyncio.wait(drains)
+
+    async def _drain(self, name: str, drain: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await drain()
+        except Exception:
+            log.exception("controller drain failed", controller=name)

@@ -1,0 +1,269 @@
+"""The ``aiokcm`` command: kube-controller-manager-style flags, then the manager runs until signalled.
+
+Flags are ``--flag value`` or ``--flag=value``; booleans are ``--flag`` or ``--flag=false`` (as pflag, a
+boolean never takes the next argument); list flags take commas and may repeat. Every setting also comes from
+the environment (``AIOKCM_<FLAG>``) and the ``--config`` YAML file (or ``AIOKCM_CONFIG``). Bad input exits 2
+with one line naming the culprit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, get_args, get_origin
+
+import structlog
+from pydantic import ValidationError
+
+from manager.app import Manager, StartupError
+from manager.durations import format_duration
+from manager.logging import configure_logging
+from manager.registry import ControllerInfo, RegistryError, discover
+from manager.sandbox import SandboxApplyError
+from manager.selection import SelectionError, select
+from manager.server import ServerBindError
+from manager.settings import ConfigFileError, Settings, is_duration
+
+USAGE_EXIT_CODE = 2
+_ACTIONS = {"help": "Show this help and exit.", "version": "Print the version and exit.",
+            "list-controllers": "List the installed controllers (name, aliases, on by default) and exit."}
+_TRUE = {"1", "t", "true", "yes", "y", "on"}
+_FALSE = {"0", "f", "false", "no", "n", "off"}
+
+
+class UsageError(Exception):
+    """Bad input; the message is the one line printed before exiting 2."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # "leader-elect"
+    field: str  # "leader_elect"
+    kind: str  # bool | list | duration | int | float | string
+    description: str
+    default: Any
+
+
+@dataclass
+class Parsed:
+    values: dict[str, Any] = field(default_factory=dict)
+    config: str | None = None
+    actions: set[str] = field(default_factory=set)
+
+
+def _kind(name: str, annotation: Any) -> str:
+    if annotation is bool:
+        return "bool"
+    if get_origin(annotation) is list:
+        return "list"
+    if is_duration(name):
+        return "duration"
+    for kind, python_type in (("int", int), ("float", float)):
+        if annotation is python_type or python_type in get_args(annotation):
+            return kind
+    return "string"
+
+
+def flags() -> dict[str, Flag]:
+    """The command-line flags, derived from the Settings fields (one flag per field)."""
+    table = {}
+    for name, info in Settings.model_fields.items():
+        flag_name = name.replace("_", "-")
+        kind = _kind(name, info.annotation)
+        table[flag_name] = Flag(flag_name, name, kind, info.description or "", info.default)
+    return table
+
+
+def parse_bool(flag: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise UsageError(f'invalid argument "{text}" for "--{flag}" flag: expected true or false')
+
+
+def parse_args(argv: Sequence[str]) -> Parsed:
+    parsed = Parsed()
+    table = flags()
+    args = list(argv)
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "-h":
+            parsed.actions.add("help")
+            continue
+        if not arg.startswith("--") or arg == "--":
+            raise UsageError(f'unexpected argument "{arg}" (flags look like --name=value)')
+        name, has_value, value = arg[2:].partition("=")
+        if name in _ACTIONS:
+            if not has_value or parse_bool(name, value):
+                parsed.actions.add(name)
+            continue
+        spec = table.get(name)
+        if spec is None and name != "config":
+            raise UsageError(f"unknown flag: --{name}")
+        if spec is not None and spec.kind == "bool":
+            parsed.values[spec.field] = parse_bool(name, value) if has_value else True
+            continue
+        if not has_value:
+            if index >= len(args):
+                raise UsageError(f"flag needs an argument: --{name}")
+            value = args[index]
+            index += 1
+        if spec is None:
+            parsed.config = value
+        elif spec.kind == "list":  # repeated list flags accumulate, as pflag's StringSlice
+            parsed.values.setdefault(spec.field, []).extend(v.strip() for v in value.split(",") if v.strip())
+        else:
+            parsed.values[spec.field] = value
+    return parsed
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line: the flag at fault, the value and why it is wrong (plus how many other problems)."""
+    problems = error.errors()
+    first = problems[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    location = first.get("loc") or ()
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    if location:
+        flag = "--" + str(location[0]).replace("_", "-")
+        return f'invalid value "{_short(first.get("input"))}" for {flag}: {message}{more}'
+    return f"invalid settings: {message}{more}"
+
+
+def _short(value: Any) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def help_text() -> str:
+    rows: list[tuple[str, str]] = []
+    for spec in flags().values():
+        metavar = {"bool": "", "list": " strings"}.get(spec.kind, f" {spec.kind}")
+        rows.append((f"--{spec.name}{metavar}", spec.description + _default_note(spec)))
+    rows.append(("--config string", "YAML file of settings (keys are flag names); also AIOKCM_CONFIG."))
+    rows.extend((f"--{name}" if name != "help" else "-h, --help", text) for name, text in _ACTIONS.items())
+    width = max(len(left) for left, _ in rows) + 3
+    columns = max(80, min(shutil.get_terminal_size((110, 24)).columns, 140))
+    lines = [
+        "Usage: aiokcm [flags]",
+        "",
+        "aiokcm runs Kubernetes controllers on one asyncio loop, in the style of kube-controller-manager.",
+        "Every flag can also be set as environment variable AIOKCM_<FLAG> (AIOKCM_KUBE_API_QPS=50,",
+        "AIOKCM_CONTROLLERS=*,-job) or as a key of the --config YAML file.",
+        "Precedence: flags > environment > --config file > defaults.",
+        "",
+        "Flags:",
+    ]
+    for left, text in rows:
+        wrapped = textwrap.wrap(text, max(30, columns - width - 2)) or [""]
+        lines.append(f"  {left.ljust(width)}{wrapped[0]}")
+        lines.extend(" " * (width + 2) + more for more in wrapped[1:])
+    return "\n".join(lines)
+
+
+def _default_note(spec: Flag) -> str:
+    default = spec.default
+    if default is None or default == [] or default is False:
+        return ""
+    if spec.kind == "duration":
+        return f" (default {format_duration(default)})"
+    if spec.kind == "list":
+        return f" (default {','.join(default)})"
+    if spec.kind == "bool":
+        return " (default true)"
+    return f' (default "{default}")' if spec.kind == "string" else f" (default {default})"
+
+
+def controllers_table(controllers: Sequence[ControllerInfo]) -> str:
+    if not controllers:
+        return "no controllers are installed (entry-point group aiokcm.controllers is empty)"
+    rows = [("NAME", "ALIASES", "DEFAULT")]
+    for c in controllers:
+        rows.append((c.name, ",".join(c.aliases) or "-", "on" if c.enabled_by_default else "off"))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return "\n".join(f"{r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2]}" for r in rows)
+
+
+def package_version() -> str:
+    try:
+        return version("aiokcm")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(f"aiokcm: error: {exc}", file=sys.stderr)
+        return USAGE_EXIT_CODE
+
+
+def _main(argv: Sequence[str]) -> int:
+    parsed = parse_args(argv)
+    if "help" in parsed.actions:
+        print(help_text())
+        return 0
+    if "version" in parsed.actions:
+        print(f"aiokcm {package_version()}")
+        return 0
+    try:
+        installed = discover()
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
+    if "list-controllers" in parsed.actions:
+        print(controllers_table(installed))
+        return 0
+    try:
+        settings = Settings.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
+        enabled = select(settings.controllers, installed)
+    except ValidationError as exc:
+        raise UsageError(describe_validation_error(exc)) from None
+    except (ConfigFileError, SelectionError) as exc:
+        raise UsageError(str(exc)) from None
+    configure_logging(settings.log_format, settings.log_level)
+    return asyncio.run(serve(settings, enabled))
+
+
+async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> int:
+    """Run the manager (after starting the sandbox when asked) until it is told to stop."""
+    log = structlog.get_logger(__name__)
+    sandbox = None
+    if settings.sandbox:
+        from manager import sandbox as sandbox_module
+
+        try:
+            sandbox = await sandbox_module.Sandbox.start(settings)
+        except sandbox_module.SandboxUnavailable as exc:
+            log.warning(
+                "--sandbox requested but unavailable; running without a cluster",
+                reason=str(exc),
+                skipped_apply=settings.sandbox_apply,
+            )
+        else:
+            settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
+    try:
+        if sandbox is not None and settings.sandbox_apply:
+            created = await sandbox_module.apply_manifests(sandbox.url, settings.sandbox_apply)
+            log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
+        return await Manager(settings, controllers).run()
+    except (ServerBindError, SandboxApplyError) as exc:
+        raise UsageError(str(exc)) from None
+    except StartupError as exc:
+        log.error("startup failed", error=str(exc))
+        return 1
+    finally:
+        if sandbox is not None:
+            await sandbox.stop()
+

@@ -1,0 +1,154 @@
+"""``--sandbox``: run an embedded kubesim in this process and point the manager at it.
+
+This is the only manager module allowed to import kubesim (an import-linter contract). It starts
+``kubesim.KubeSim`` on ``--sandbox-port``, has it write ``.sandbox/kubeconfig`` (printed for kubectl), and
+applies the YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real cluster would (create,
+or leave alone when the object already exists). When kubesim cannot be imported the manager still starts and
+says what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import structlog
+import yaml
+
+from manager.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_KUBECONFIG = Path(".sandbox/kubeconfig")
+_MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class SandboxUnavailable(RuntimeError):
+    """kubesim is not installed or not built yet; the message says which."""
+
+
+class SandboxApplyError(RuntimeError):
+    """A --sandbox-apply path or object could not be applied; the message names it."""
+
+
+def load_kubesim_class() -> Any:
+    """kubesim.KubeSim, imported only when --sandbox is used."""
+    try:
+        import kubesim
+    except ImportError as exc:
+        raise SandboxUnavailable(f"the kubesim package cannot be imported ({exc})") from None
+    cls = getattr(kubesim, "KubeSim", None)
+    if cls is None:
+        raise SandboxUnavailable("kubesim.KubeSim does not exist yet (the API server emulator is not built)")
+    return cls
+
+
+class Sandbox:
+    """A running embedded kubesim."""
+
+    def __init__(self, sim: Any, kubeconfig: Path) -> None:
+        self._sim = sim
+        self.url: str = sim.url
+        self.kubeconfig = kubeconfig
+
+    @classmethod
+    async def start(cls, settings: Settings, kubeconfig: Path = DEFAULT_KUBECONFIG) -> Sandbox:
+        kubesim_class = load_kubesim_class()
+        kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        sim = kubesim_class(port=settings.sandbox_port, kubeconfig_path=str(kubeconfig))
+        await sim.__aenter__()
+        sandbox = cls(sim, Path(getattr(sim, "kubeconfig", None) or kubeconfig))
+        print(f"sandbox: kubesim serving at {sandbox.url}", flush=True)
+        print(f"sandbox: kubeconfig written to {sandbox.kubeconfig}", flush=True)
+        print(f"sandbox: try  kubectl --kubeconfig {sandbox.kubeconfig} get jobs,pods -A", flush=True)
+        log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
+        return sandbox
+
+    async def stop(self) -> None:
+        await self._sim.__aexit__(None, None, None)
+
+
+def manifest_files(paths: Iterable[str]) -> list[Path]:
+    """The files to apply: each file given, and the manifests directly inside each directory (sorted)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(
+                p for p in sorted(path.iterdir())
+                if p.suffix in _MANIFEST_SUFFIXES and p.name != "kustomization.yaml"
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise SandboxApplyError(f"--sandbox-apply {raw}: no such file or directory")
+    return files
+
+
+def manifest_objects(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SandboxApplyError(f"--sandbox-apply {path}: cannot read manifests ({exc})") from None
+    for document in documents:
+        if not document:
+            continue
+        if not isinstance(document, dict) or "kind" not in document or "apiVersion" not in document:
+            raise SandboxApplyError(f"--sandbox-apply {path}: a document is not a Kubernetes object")
+        if document["kind"] == "List":
+            yield from document.get("items") or []
+        else:
+            yield document
+
+
+async def apply_manifests(url: str, paths: Iterable[str]) -> int:
+    """Create every object found under `paths`; objects that already exist are left alone. Returns count."""
+    created = 0
+    async with aiohttp.ClientSession(base_url=url, timeout=aiohttp.ClientTimeout(total=30)) as session:
+        resources: dict[str, dict[str, tuple[str, bool]]] = {}
+        for path in manifest_files(paths):
+            for obj in manifest_objects(path):
+                api_version = obj["apiVersion"]
+                if api_version not in resources:
+                    resources[api_version] = await _discover(session, api_version)
+                created += await _create(session, resources[api_version], path, obj)
+    return created
+
+
+async def _create(
+    session: aiohttp.ClientSession, kinds: dict[str, tuple[str, bool]], path: Path, obj: dict[str, Any]
+) -> int:
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    metadata = obj.get("metadata") or {}
+    name = metadata.get("name") or "(generated)"
+    if kind not in kinds:
+        raise SandboxApplyError(f"--sandbox-apply {path}: the server has no {kind} in {api_version}")
+    plural, namespaced = kinds[kind]
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    namespace = metadata.get("namespace") or "default"
+    collection = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced else f"{prefix}/{plural}"
+    async with session.post(collection, json=obj) as response:
+        if response.status == 409:
+            log.info("sandbox object exists", kind=kind, name=name)
+            return 0
+        if response.status >= 300:
+            detail = (await response.text())[:200]
+            raise SandboxApplyError(f"--sandbox-apply {path}: {kind} {name}: {response.status} {detail}")
+    log.info("sandbox object created", kind=kind, name=name, namespace=namespace if namespaced else None)
+    return 1
+
+
+async def _discover(session: aiohttp.ClientSession, api_version: str) -> dict[str, tuple[str, bool]]:
+    """kind → (resource, namespaced) from the API server's discovery document for one group version."""
+    path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    async with session.get(path) as response:
+        if response.status != 200:
+            raise SandboxApplyError(f"the sandbox does not serve {api_version} (HTTP {response.status})")
+        document = await response.json()
+    return {
+        entry["kind"]: (entry["name"], bool(entry.get("namespaced")))
+        for entry in document.get("resources", [])
+        if "/" not in entry["name"]
+    }
