@@ -3,7 +3,7 @@
 A full collection visits every tracked container; with 100,000 cached pods that is millions of dicts and
 lists and took 1.4 s on the reference machine (performance reference §1.7 [C2]): a 1.4 s event-loop stall,
 repeated whenever enough new objects have been promoted to the oldest generation. Cached objects are acyclic
-JSON trees, so reference counting alone frees them when they are replaced; the cyclic GC has nothing to find in them.
+JSON trees, so reference counting alone frees them when they are replaced; the cyclic GC finds nothing there.
 
 Policy (measured in benchmarks/loop_stall.py):
 - after an informer's initial sync, and after every `refreeze_every` ingested objects, run a young-generation
