@@ -309,3 +309,19 @@ class Selector:
 def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     labels: Mapping[str, str] = meta(obj).get("labels") or {}
     return labels
+
+
+def controller_uid_index(obj: Mapping[str, Any]) -> list[str]:
+    """Index function: the controller owner's UID, or nothing for objects without a controller."""
+    ref = get_controller_of(obj)
+    return [str(ref.get("uid", ""))] if ref is not None else []
+
+
+def ensure_indexer(indexer: Any, name: str, func: Any) -> None:
+    """Add the named index to a shared informer's indexer unless the very same function is already there
+    (several controllers may ask for the same index on a shared informer; a clash of names is a bug)."""
+    existing = indexer.get_indexers().get(name)
+    if existing is None:
+        indexer.add_indexers({name: func})
+    elif existing is not func:
+        raise ValueError(f"indexer {name!r} is already registered with another function")

@@ -1,0 +1,347 @@
+"""The ReplicaSet controller: keep `spec.replicas` pods of the template alive (reference §2).
+
+One reconcile = syncReplicaSet: read the ReplicaSet and its pods from the shared caches, claim pods
+(adopt/release), create or delete pods when the expectations of the previous sync are met and the
+ReplicaSet is not being deleted, then write the status when it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
+
+from prometheus_client import Histogram
+
+from controllers.common.claims import ControllerRefManager
+from controllers.common.podutil import (
+    POD_CONTROLLER_UID_INDEX,
+    InvalidSelectorError,
+    Obj,
+    Selector,
+    controller_uid_index,
+    ensure_indexer,
+    filter_active,
+    get_controller_of,
+    is_terminating,
+    labels_of,
+    meta,
+    new_controller_ref,
+    orphan_index_key,
+    pod_controller_uid_index,
+    pod_from_template,
+)
+from controllers.common.ranking import (
+    deletion_age_ratios,
+    rank_by_related_pods_on_same_node,
+    sort_active_pods_with_ranks,
+)
+from controllers.common.slowstart import slow_start_batch
+from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
+from controllers.replicaset.status import (
+    calculate_status,
+    desired_replicas,
+    error_message,
+    status_unchanged,
+    with_status,
+)
+from manager import (
+    PODS,
+    REPLICASETS,
+    ApiError,
+    Controller,
+    ControllerContext,
+    ControllerExpectations,
+    NotFound,
+    PolicyRule,
+    Request,
+    Result,
+    Watch,
+    watches,
+)
+
+BURST_REPLICAS = 500
+STATUS_UPDATE_RETRIES = 1
+RS_CONTROLLER_UID_INDEX = "replicaset-controller-uid"
+
+SORTING_DELETION_AGE_RATIO = Histogram(
+    "replicaset_controller_sorting_deletion_age_ratio",
+    "Age of each ready pod chosen for deletion divided by the age of the youngest ready pod, when a "
+    "ReplicaSet scales down; below 2 means the logarithmic ranking deleted young pods.",
+    buckets=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+)
+
+
+class DeletePodError(Exception):
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"unable to delete pods: {error_message(cause)}")
+
+
+def _namespace_terminating(exc: BaseException) -> bool:
+    details = getattr(exc, "details", None)
+    causes = details.get("causes") if isinstance(details, dict) else None
+    return isinstance(causes, list) and any(
+        isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in causes
+    )
+
+
+def _replicaset_events(ctl: Controller) -> ReplicaSetEvents:
+    assert isinstance(ctl, ReplicaSetController)
+    return ReplicaSetEvents(ctl)
+
+
+def _pod_events(ctl: Controller) -> PodEvents:
+    assert isinstance(ctl, ReplicaSetController)
+    return PodEvents(ctl)
+
+
+class ReplicaSetController(Controller):
+    name = "replicaset-controller"
+    aliases = ("replicaset",)
+    enabled_by_default = True
+    concurrency = "concurrent_replicaset_syncs"
+    queue_name = "replicaset"
+    rbac = (
+        PolicyRule(("apps",), ("replicasets",), ("get", "list", "watch", "update")),
+        PolicyRule(("apps",), ("replicasets/status",), ("update",)),
+        PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
+        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
+    )
+    watches: ClassVar[tuple[Watch, ...]] = (
+        watches(REPLICASETS, handler=_replicaset_events),
+        watches(PODS, handler=_pod_events),
+    )
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.expectations = ControllerExpectations()
+        self.now: Callable[[], float] = time.time  # wall clock for availability; tests may replace it
+        self._selectors: dict[str, tuple[Any, Selector | None]] = {}
+
+    # ------------------------------------------------------------------ wiring
+    def setup(self) -> None:
+        super().setup()
+        ensure_indexer(self.pods.indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
+        ensure_indexer(self.replicasets.indexer, RS_CONTROLLER_UID_INDEX, controller_uid_index)
+
+    @property
+    def pods(self) -> Any:
+        return self.informer(PODS)
+
+    @property
+    def replicasets(self) -> Any:
+        return self.informer(REPLICASETS)
+
+    def selector_of(self, rs: Mapping[str, Any]) -> Selector | None:
+        """The compiled spec.selector (immutable in apps/v1, cached per UID); None when invalid."""
+        uid = str(meta(rs).get("uid") or "")
+        raw = (rs.get("spec") or {}).get("selector")
+        cached = self._selectors.get(uid)
+        if cached is not None and cached[0] == raw:
+            return cached[1]
+        try:
+            selector: Selector | None = Selector.from_label_selector(raw)
+        except InvalidSelectorError as exc:
+            self.log.error("invalid selector", replicaset=Request.for_object(dict(rs)).key, error=str(exc))
+            selector = None
+        self._selectors[uid] = (raw, selector)
+        return selector
+
+    def forget_replicaset(self, key: str, uid: str) -> None:
+        """A ReplicaSet was deleted: a new one with the same name starts with clean expectations."""
+        self.expectations.delete(key)
+        self._selectors.pop(uid, None)
+
+    def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Obj | None:
+        """The cached ReplicaSet a controller reference points to (kind, name and UID must match)."""
+        if ref.get("kind") != REPLICASETS.kind:
+            return None
+        rs: Obj | None = self.replicasets.indexer.get(namespace, str(ref.get("name", "")))
+        if rs is None or meta(rs).get("uid") != ref.get("uid"):
+            return None
+        return rs
+
+    def replicasets_selecting(self, pod: Mapping[str, Any]) -> list[Obj]:
+        """ReplicaSets of the pod's namespace whose (non-empty) selector matches its labels."""
+        labels = labels_of(pod)
+        if not labels:
+            return []
+        found = []
+        for rs in self.replicasets.indexer.by_namespace(str(meta(pod).get("namespace") or "")):
+            selector = self.selector_of(rs)
+            if selector is not None and not selector.empty and selector.matches(labels):
+                found.append(rs)
+        return found
+
+    # ------------------------------------------------------------------ reconcile
+    async def reconcile(self, request: Request) -> Result | None:
+        key = request.key
+        rs: Obj | None = self.replicasets.indexer.get_by_key(key)
+        if rs is None:
+            self.expectations.delete(key)
+            return None
+        needs_sync = self.expectations.satisfied(key)
+        selector = self.selector_of(rs)
+        if selector is None:
+            return None  # nothing sensible to do until the object changes
+
+        candidates = self.pods_for(rs)
+        claimer = ControllerRefManager(
+            owner=rs,
+            api_version=REPLICASETS.api_version,
+            kind=REPLICASETS.kind,
+            selector=selector,
+            patch_pod=self._patch_pod,
+            recheck_owner=lambda: self.client.get(REPLICASETS, request.name, request.namespace),
+        )
+        pods = await claimer.claim_pods(filter_active(candidates))  # ClaimError → retried with backoff
+
+        manage_error: Exception | None = None
+        if needs_sync and not is_terminating(rs):
+            try:
+                await self.manage_replicas(pods, rs, key)
+            except Exception as exc:
+                manage_error = exc
+
+        new_status = calculate_status(rs, pods, manage_error, self.now())
+        updated = await self.update_status(rs, new_status)
+        if manage_error is not None:
+            raise manage_error
+        spec = updated.get("spec") or {}
+        min_ready = int(spec.get("minReadySeconds") or 0)
+        status = updated.get("status") or {}
+        replicas = desired_replicas(updated)
+        if (
+            min_ready > 0
+            and int(status.get("readyReplicas") or 0) == replicas
+            and int(status.get("availableReplicas") or 0) != replicas
+        ):
+            return Result(requeue_after=float(min_ready))
+        return None
+
+    def pods_for(self, rs: Mapping[str, Any]) -> list[Obj]:
+        """Pods controlled by the ReplicaSet, then the orphans of its namespace (owned first matters when
+        deleting everything: that path does not sort)."""
+        index = self.pods.indexer
+        m = meta(rs)
+        owned: list[Obj] = index.by_index(POD_CONTROLLER_UID_INDEX, str(m.get("uid") or ""))
+        orphan_key = orphan_index_key(str(m.get("namespace")))
+        orphans: list[Obj] = index.by_index(POD_CONTROLLER_UID_INDEX, orphan_key)
+        return owned + orphans if orphans else owned
+
+    async def _patch_pod(self, namespace: str, name: str, body: Obj) -> object:
+        return await self.client.patch(PODS, name, body, namespace, patch_type="strategic")
+
+    # ------------------------------------------------------------------ manageReplicas
+    async def manage_replicas(self, pods: list[Obj], rs: Obj, key: str) -> None:
+        diff = len(pods) - desired_replicas(rs)
+        if diff < 0:
+            await self.create_pods(rs, key, min(-diff, BURST_REPLICAS))
+        elif diff > 0:
+            await self.delete_pods(rs, key, pods, min(diff, BURST_REPLICAS))
+
+    async def create_pods(self, rs: Obj, key: str, count: int) -> None:
+        namespace = str(meta(rs).get("namespace"))
+        ref = new_controller_ref(rs, REPLICASETS.api_version, REPLICASETS.kind)
+        template = (rs.get("spec") or {}).get("template") or {}
+        # One body for every create: the server names each pod from generateName.
+        body = pod_from_template(template, str(meta(rs)["name"]), ref)
+        self.expectations.expect_creations(key, count)
+        self.log.debug("too few replicas", replicaset=key, need=desired_replicas(rs), creating=count)
+
+        async def create_one() -> None:
+            try:
+                created = await self.client.create(PODS, body, namespace)
+            except ApiError as exc:
+                if _namespace_terminating(exc):
+                    return  # every create would fail the same way; nothing to report
+                self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {error_message(exc)}")
+                raise
+            self.recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {meta(created).get('name')}")
+
+        result = await slow_start_batch(count, create_one)
+        for _ in range(result.skipped):
+            # Pods never created (or refused) will never be observed.
+            self.expectations.creation_observed(key)
+        if result.error is not None:
+            self.log.info("slow-start failure, pods skipped", replicaset=key, skipped=result.skipped)
+            raise result.error
+
+    async def delete_pods(self, rs: Obj, key: str, pods: list[Obj], count: int) -> None:
+        victims = self.pods_to_delete(rs, pods, count)
+        namespace = str(meta(rs).get("namespace"))
+        pod_keys = [f"{namespace}/{meta(p).get('name')}" for p in victims]
+        self.expectations.expect_deletions(key, pod_keys)
+
+        async def delete_one(name: str, pod_key: str) -> None:
+            try:
+                await self.client.delete(PODS, name, namespace)
+            except NotFound:
+                self.expectations.deletion_observed(key, pod_key)
+                return
+            except ApiError as exc:
+                self.expectations.deletion_observed(key, pod_key)
+                self.recorder.event(rs, "Warning", "FailedDelete", f"Error deleting: {error_message(exc)}")
+                raise DeletePodError(exc) from exc
+            self.recorder.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+
+        results = await asyncio.gather(
+            *(delete_one(str(meta(p).get("name")), k) for p, k in zip(victims, pod_keys, strict=True)),
+            return_exceptions=True,
+        )
+        for outcome in results:
+            if isinstance(outcome, BaseException):
+                raise outcome  # the first failure; the others were recorded as events
+
+    def pods_to_delete(self, rs: Obj, pods: list[Obj], count: int) -> list[Obj]:
+        if count >= len(pods):
+            return pods[:count]  # deleting all of them: no ranking needed
+        related = self.indirectly_related_pods(rs)
+        now = self.now()
+        ranked = sort_active_pods_with_ranks(pods, rank_by_related_pods_on_same_node(pods, related), now)
+        for ratio in deletion_age_ratios(ranked, count, now):
+            SORTING_DELETION_AGE_RATIO.observe(ratio)
+        return ranked[:count]
+
+    def indirectly_related_pods(self, rs: Mapping[str, Any]) -> list[Obj]:
+        """Pods selected by any ReplicaSet with the same controller owner (e.g. every ReplicaSet of one
+        Deployment); none when the ReplicaSet has no controller."""
+        ref = get_controller_of(rs)
+        if ref is None:
+            return []
+        seen: set[str] = set()
+        related: list[Obj] = []
+        for other in self.replicasets.indexer.by_index(RS_CONTROLLER_UID_INDEX, str(ref.get("uid", ""))):
+            selector = self.selector_of(other)
+            if selector is None:
+                continue
+            for pod in self._pods_in(str(meta(other).get("namespace")), selector):
+                uid = str(meta(pod).get("uid"))
+                if uid not in seen:
+                    seen.add(uid)
+                    related.append(pod)
+        return related
+
+    def _pods_in(self, namespace: str, selector: Selector) -> Iterable[Obj]:
+        return (p for p in self.pods.indexer.by_namespace(namespace) if selector.matches(labels_of(p)))
+
+    # ------------------------------------------------------------------ status
+    async def update_status(self, rs: Obj, new_status: Obj) -> Obj:
+        """Write the status subresource unless nothing changed; one retry on a fresh read after a failure."""
+        if status_unchanged(rs, new_status):
+            return rs
+        current = rs
+        attempt = 0
+        while True:
+            try:
+                updated: Obj = await self.client.update_status(REPLICASETS, with_status(current, new_status))
+                return updated
+            except ApiError as exc:
+                if attempt >= STATUS_UPDATE_RETRIES:
+                    raise
+                attempt += 1
+                self.log.debug("status update failed, retrying on a fresh copy", error=str(exc))
+                m = meta(rs)
+                current = await self.client.get(REPLICASETS, str(m["name"]), str(m.get("namespace")))
+

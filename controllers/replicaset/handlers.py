@@ -1,0 +1,112 @@
+"""Informer event handlers of the ReplicaSet controller (reference §2.1): which keys an event wakes up, and
+which expectations it fulfils."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controllers.common.podutil import Obj, get_controller_of, is_ready, is_terminating, labels_of, meta
+from manager import Request, unwrap_tombstone
+
+if TYPE_CHECKING:
+    from controllers.replicaset.controller import ReplicaSetController
+
+
+class ReplicaSetEvents:
+    """addRS / updateRS / deleteRS."""
+
+    def __init__(self, ctl: ReplicaSetController) -> None:
+        self.ctl = ctl
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.ctl.enqueue(Request.for_object(obj))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if meta(old).get("uid") != meta(new).get("uid"):
+            # Deleted and re-created between two events: the old one's expectations must go.
+            self.on_delete(old)
+        self.ctl.enqueue(Request.for_object(new))
+
+    def on_delete(self, obj: Any) -> None:
+        rs = unwrap_tombstone(obj)
+        if rs is None:
+            return
+        request = Request.for_object(rs)
+        self.ctl.forget_replicaset(request.key, str(meta(rs).get("uid") or ""))
+        self.ctl.enqueue(request)
+
+
+class PodEvents:
+    """addPod / updatePod / deletePod."""
+
+    def __init__(self, ctl: ReplicaSetController) -> None:
+        self.ctl = ctl
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        pod: Obj = obj
+        if is_terminating(pod):
+            # Already being deleted when first seen (e.g. after a restart): not a creation we wait for.
+            self.on_delete(pod)
+            return
+        ref = get_controller_of(pod)
+        if ref is not None:
+            rs = self.ctl.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
+            if rs is None:
+                return
+            key = Request.for_object(rs)
+            self.ctl.expectations.creation_observed(key.key)
+            self.ctl.enqueue(key)
+            return
+        # An orphan: every matching ReplicaSet may want to adopt it. No creation observed.
+        for rs in self.ctl.replicasets_selecting(pod):
+            self.ctl.enqueue(Request.for_object(rs))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        old_pod: Obj = old
+        cur: Obj = new
+        if meta(old_pod).get("resourceVersion") == meta(cur).get("resourceVersion"):
+            return  # a resync, nothing changed
+        label_changed = labels_of(old_pod) != labels_of(cur)
+        if is_terminating(cur):
+            # Graceful deletion started: the ReplicaSet replaces the pod now, not when it is finally gone.
+            self.on_delete(cur)
+            if label_changed:
+                self.on_delete(old_pod)
+            return
+        cur_ref = get_controller_of(cur)
+        old_ref = get_controller_of(old_pod)
+        namespace = str(meta(cur).get("namespace") or "")
+        ref_changed = cur_ref != old_ref
+        if ref_changed and old_ref is not None:
+            previous = self.ctl.resolve_controller_ref(str(meta(old_pod).get("namespace") or ""), old_ref)
+            if previous is not None:
+                self.ctl.enqueue(Request.for_object(previous))
+        if cur_ref is not None:
+            rs = self.ctl.resolve_controller_ref(namespace, cur_ref)
+            if rs is None:
+                return
+            request = Request.for_object(rs)
+            self.ctl.enqueue(request)
+            min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+            if min_ready > 0 and is_ready(cur) and not is_ready(old_pod):
+                # Check availability again once minReadySeconds have passed (+1 s against timer skew).
+                self.ctl.enqueue_after(request, min_ready + 1.0)
+            return
+        if label_changed or ref_changed:
+            for rs in self.ctl.replicasets_selecting(cur):
+                self.ctl.enqueue(Request.for_object(rs))
+
+    def on_delete(self, obj: Any) -> None:
+        pod = unwrap_tombstone(obj)
+        if pod is None:
+            return
+        ref = get_controller_of(pod)
+        if ref is None:
+            return  # nobody waits for an orphan to go
+        rs = self.ctl.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
+        if rs is None:
+            return
+        request = Request.for_object(rs)
+        pod_key = f"{meta(pod).get('namespace')}/{meta(pod).get('name')}"
+        self.ctl.expectations.deletion_observed(request.key, pod_key)
+        self.ctl.enqueue(request)
