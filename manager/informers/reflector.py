@@ -258,7 +258,7 @@ class Reflector:
             rv = "" if self._last_sync_unavailable else self.last_sync_resource_version
             stream = self._open_watch(rv, send_initial_events=True, resource_version_match="NotOlderThan")
             try:
-                await asyncio.wait_for(self._initial_events(stream), self.watch_list_timeout)
+                await self._initial_events(stream)
             except ApiError as exc:
                 await stream.aclose()
                 if is_expired(exc) and not self._last_sync_unavailable:
@@ -280,23 +280,34 @@ class Reflector:
             return stream
 
     async def _initial_events(self, stream: WatchStream) -> list[Obj]:
-        await stream.open()
+        """Collect the initial ADDED events; fail when the stream goes quiet for `watch_list_timeout` seconds
+        before the end bookmark (a server that ignores sendInitialEvents never sends it)."""
+        loop = asyncio.get_running_loop()
         items: list[Obj] = []
-        async for event_type, obj in stream:
-            if event_type == "ADDED":
-                items.append(obj)
-            elif event_type == "BOOKMARK":
-                meta = obj.get("metadata") or {}
-                if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
-                    rv = str(meta.get("resourceVersion") or "")
-                    self.sink.replace(items, rv)
-                    self.last_sync_resource_version = rv
+        async with asyncio.timeout(self.watch_list_timeout) as deadline:
+            await stream.open()
+            async for event_type, obj in stream:
+                if event_type == "ADDED":  # progress; plain bookmarks do not count
+                    deadline.reschedule(loop.time() + self.watch_list_timeout)
+                if self._initial_event(items, event_type, obj):
                     return items
-            elif event_type == "ERROR":
-                raise error_from_status(obj)
-            else:
-                raise _WatchListFailed(f"unexpected {event_type} before the end of the initial events")
         raise _WatchListFailed("stream ended before the initial-events-end bookmark")
+
+    def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> bool:
+        if event_type == "ADDED":
+            items.append(obj)
+        elif event_type == "BOOKMARK":
+            meta = obj.get("metadata") or {}
+            if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                rv = str(meta.get("resourceVersion") or "")
+                self.sink.replace(items, rv)
+                self.last_sync_resource_version = rv
+                return True
+        elif event_type == "ERROR":
+            raise error_from_status(obj)
+        else:
+            raise _WatchListFailed(f"unexpected {event_type} before the end of the initial events")
+        return False
 
     # ------------------------------------------------------------------ watch
     async def _watch(self, initial: WatchStream | None) -> None:
