@@ -14,8 +14,9 @@ import orjson
 import pytest
 
 from kubesim.kubelet_clock import ManualClock
-from kubesim.kubelet_pods import KILLED_EXIT_CODE
+from kubesim.kubelet_pods import KILLED_EXIT_CODE, AttemptLedger, PodBehaviour
 from kubesim.pytest_plugin import KubeSimFactory
+from kubesim.scheduler import Scheduler
 from tests.helpers import wait_for
 
 Obj = dict[str, Any]
@@ -366,3 +367,60 @@ async def test_no_kubelet_leaves_pods_alone(
     assert lines == []
     pod = await api.pod("idle")
     assert pod is not None and not pod["spec"].get("nodeName")
+
+
+# -- pure logic: annotations, attempts, scheduler, clock (no server) ---------------------------------------
+
+
+def test_behaviour_defaults_follow_restart_policy() -> None:
+    never = PodBehaviour.of(pod_manifest("a"))
+    always = PodBehaviour.of(pod_manifest("b", restart_policy="Always"))
+    assert (never.run_seconds, never.exit_code, never.terminate_seconds) == (0.5, 0, 0.2)
+    assert always.run_seconds is None and always.ready_after_seconds == 0
+    odd = PodBehaviour.of(pod_manifest("c", {"kubesim.aiokcm.io/run-seconds": "soon"}))
+    assert odd.run_seconds == 0.5  # unparsable values fall back to the default
+
+
+def test_exit_code_per_attempt_and_index() -> None:
+    annotations = {
+        "kubesim.aiokcm.io/exit-codes-by-index": "1:42, 3:7,bad",
+        "kubesim.aiokcm.io/fail-attempts": "1",
+        "batch.kubernetes.io/job-completion-index": "3",
+    }
+    behaviour = PodBehaviour.of(pod_manifest("x", annotations, owner_uid="u1"))
+    assert behaviour.attempt_key == ("u1", 3)
+    assert [behaviour.exit_code_for_attempt(n) for n in range(3)] == [7, 0, 0]
+    plain = PodBehaviour.of(pod_manifest("y", {"kubesim.aiokcm.io/fail-attempts": "2"}))
+    assert [plain.exit_code_for_attempt(n) for n in range(3)] == [1, 1, 0]
+    ledger = AttemptLedger()
+    assert [ledger.next_attempt(("u1", 3)) for _ in range(2)] == [0, 1]
+    assert ledger.next_attempt(("u1", 4)) == 0
+
+
+def test_scheduler_least_loaded_with_round_robin_ties() -> None:
+    scheduler = Scheduler(["n1", "n2", "n3"])
+    picks = []
+    for uid in "abcd":
+        node = scheduler.pick()
+        assert node is not None
+        scheduler.place(uid, node)
+        picks.append(node)
+    assert picks == ["n1", "n2", "n3", "n1"]
+    scheduler.release("b")
+    assert scheduler.pick() == "n2"
+    assert Scheduler([]).pick() is None
+
+
+def test_manual_clock_fires_timers_in_deadline_order() -> None:
+    clock = ManualClock()
+    fired: list[str] = []
+    clock.call_later(2, lambda: fired.append("late"))
+    clock.call_later(1, lambda: fired.append("early"))
+    cancelled = clock.call_later(1.5, lambda: fired.append("cancelled"))
+    cancelled.cancel()
+    clock.call_later(0.5, lambda: clock.call_later(0.2, lambda: fired.append("chained")))
+    start = clock()
+    clock.advance(1)
+    assert fired == ["chained", "early"]
+    clock.advance(1)
+    assert fired == ["chained", "early", "late"] and clock() == start + 2 and clock.pending == 0
