@@ -44,6 +44,7 @@ from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
     from manager.events import EventRecorder
+    from manager.informers import HandlerRegistration, Indexer, InformerFactory, SharedInformer
     from manager.resources import GroupVersionResource
     from manager.settings import Settings
 
@@ -103,9 +104,12 @@ class ControllerContext:
     health: Any  # manager.healthz.HealthChecks
     logger: Any  # a structlog BoundLogger
     client: ApiClient | None = None
-    informers: Any = None  # manager.informers.InformerFactory
+    informers: InformerFactory | None = None
     events: Callable[[str], EventRecorder] | None = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    # Called with each controller once constructed (the runtime uses it to register handlers before the
+    # informers start).
+    on_created: Callable[[Controller], None] | None = None
 
     def recorder(self, component: str) -> EventRecorder:
         """An event recorder whose events name `component` as their source."""
@@ -146,7 +150,10 @@ class Controller:
         )
         self._registered = False
         self._watched: list[Watch] = []
+        self._registrations: list[HandlerRegistration] = []
         self._recorder: EventRecorder | None = None
+        if ctx.on_created is not None:
+            ctx.on_created(self)
 
     # ------------------------------------------------------------------ what subclasses implement
     async def reconcile(self, request: Request) -> Result | None:
@@ -176,7 +183,7 @@ class Controller:
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
-    ) -> Any:
+    ) -> SharedInformer:
         """The shared informer for `resource` (the same one every controller asking alike gets)."""
         if self.ctx.informers is None:
             raise RuntimeError("this ControllerContext has no informer factory")
@@ -188,7 +195,7 @@ class Controller:
             metadata_only=metadata_only,
         )
 
-    def lister(self, resource: GroupVersionResource, **selectors: Any) -> Any:
+    def lister(self, resource: GroupVersionResource, **selectors: Any) -> Indexer:
         """The informer's indexed cache: `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`."""
         return self.informer(resource, **selectors).indexer
 
@@ -229,7 +236,7 @@ class Controller:
                 field_selector=watch.field_selector,
                 metadata_only=watch.metadata_only,
             )
-            informer.add_event_handler(self._handler_for(watch, primary))
+            self._registrations.append(informer.add_event_handler(self._handler_for(watch, primary)))
             self._watched.append(watch)
         self._registered = True
 
@@ -256,6 +263,8 @@ class Controller:
         from manager.runner import run_workers
 
         self.setup()
+        if self.ctx.informers is not None:
+            self.ctx.informers.start()  # idempotent; the manager has normally started them already
         await run_workers(self)
 
     async def drain(self) -> None:
@@ -264,3 +273,7 @@ class Controller:
 
     def watched(self) -> list[Watch]:
         return list(self._watched)
+
+    def registrations(self) -> list[HandlerRegistration]:
+        """The handler registrations made by `setup()` (each knows whether it got the initial list)."""
+        return list(self._registrations)

@@ -71,14 +71,13 @@ def init_metrics(controller: str) -> None:
 
 
 async def wait_for_sync(ctl: Controller) -> None:
-    """Wait until every informer the controller watches has synced its initial list."""
-    informers = [
-        ctl.informer(w.resource, namespace=w.namespace, label_selector=w.label_selector,
-                     field_selector=w.field_selector, metadata_only=w.metadata_only)
-        for w in ctl.watched()
-    ]
-    # has_synced() is the informer contract; polling it keeps this independent of how informers signal.
-    while not all(informer.has_synced() for informer in informers):  # noqa: ASYNC110
+    """Wait until every informer the controller watches has synced and handed its initial list to the
+    controller's handlers (so the queue holds every existing key before the first worker starts)."""
+    registrations = ctl.registrations()
+    for registration in registrations:
+        await registration.informer.wait_for_cache_sync()
+    # A registration exposes has_synced() only; the gap after the informer's own sync is short.
+    while not all(r.has_synced() for r in registrations):  # noqa: ASYNC110
         await asyncio.sleep(SYNC_POLL_INTERVAL)
 
 
@@ -90,21 +89,39 @@ async def run_workers(ctl: Controller) -> None:
     count = ctl.workers()
     MAX_CONCURRENT.labels(ctl.name).set(count)
     log.info("starting workers", workers=count)
+    stopping = ctl.ctx.stopping
     try:
         async with asyncio.TaskGroup() as group:
-            for index in range(count):
-                group.create_task(worker(ctl), name=f"{ctl.name}-worker-{index}")
+            workers = [group.create_task(worker(ctl), name=f"{ctl.name}-worker-{i}") for i in range(count)]
+            group.create_task(_stop_when_stopping(ctl, stopping, workers))
     finally:
         log.info("workers stopped")
+
+
+async def _stop_when_stopping(
+    ctl: Controller, stopping: asyncio.Event, workers: list[asyncio.Task[None]]
+) -> None:
+    """Shutdown began: take no new keys; workers finish their current reconcile and return."""
+    waiter = asyncio.ensure_future(stopping.wait())
+    try:
+        done, _ = await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
+        if waiter in done:
+            ctl.queue.shut_down()
+    finally:
+        waiter.cancel()
 
 
 async def worker(ctl: Controller) -> None:
     queue = ctl.queue
     active = ACTIVE_WORKERS.labels(ctl.name)
+    stopping = ctl.ctx.stopping
     while True:
         try:
             request = await queue.get()
         except QueueShutDown:
+            return
+        if stopping.is_set():  # shutting down: leave the backlog
+            queue.done(request)
             return
         active.inc()
         try:

@@ -1,0 +1,114 @@
+"""The runtime plugged into the Manager (see the seam in manager/app.py): API client, shared informers,
+event broadcaster, leader election and the ControllerContext every controller receives.
+
+Start order (the Manager's groups): server → caches (event sender started, every controller's handlers
+registered, informers started and synced) → leader election (returns once we lead) → controllers. Stop in
+reverse: controllers, then the lease is released, then informers and the event sender stop, then the client
+closes. Losing the lease requests an immediate, non-graceful shutdown with exit code 1.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING
+
+import structlog
+
+from manager.client.rest import ApiClient
+from manager.controller import Controller, ControllerContext
+from manager.events import EventBroadcaster
+from manager.informers import InformerFactory
+from manager.leaderelection import LeaderElectionRunnable, LeaderElector
+
+if TYPE_CHECKING:
+    from manager.app import BaseContext, Manager
+    from manager.registry import ControllerInfo
+
+log = structlog.get_logger(__name__)
+
+CACHE_SYNC_LOG_EVERY = 30.0
+
+
+class CachesRunnable:
+    """The CACHES group member: starts the event sender and the informers, returns once all are synced."""
+
+    def __init__(self, factory: InformerFactory, broadcaster: EventBroadcaster,
+                 controllers: list[Controller]) -> None:
+        self.factory = factory
+        self.broadcaster = broadcaster
+        self.controllers = controllers
+
+    async def start(self) -> None:
+        self.broadcaster.start()
+        for controller in self.controllers:
+            controller.setup()  # handlers first, so they see the initial lists
+        self.factory.start()
+        while not await self.factory.wait_for_cache_sync(timeout=CACHE_SYNC_LOG_EVERY):
+            log.warning("waiting for informer caches to sync",
+                        unsynced=[i.name for i in self.factory.informers() if not i.has_synced()])
+        log.info("caches synced", informers=len(self.factory.informers()))
+
+    async def stop(self) -> None:
+        await self.factory.shutdown()
+        await self.broadcaster.stop()
+
+
+class Runtime:
+    """What `install` builds; kept on the manager as `manager.runtime` for debugging and tests."""
+
+    def __init__(self, manager: Manager, client: ApiClient) -> None:
+        self.manager = manager
+        self.client = client
+        self.factory = InformerFactory(client)
+        self.broadcaster = EventBroadcaster(client, instance=socket.gethostname())
+        self.controllers: list[Controller] = []
+        self.elector: LeaderElector | None = None
+
+    def context(self, info: ControllerInfo, base: BaseContext) -> ControllerContext:
+        return ControllerContext(
+            settings=base.settings,
+            health=base.health,
+            logger=base.logger,
+            client=self.client,
+            informers=self.factory,
+            events=self.broadcaster.recorder,
+            stopping=base.stopping,
+            on_created=self.controllers.append,
+        )
+
+    def lost_leadership(self) -> None:
+        log.error("leaderelection lost")
+        self.manager.request_shutdown("leaderelection lost", exit_code=1, graceful=False)
+
+
+async def install(manager: Manager) -> None:
+    """Called once by the Manager before it builds the controllers and starts its groups."""
+    from manager.app import Group
+
+    if not manager.controllers:
+        log.info("no controllers enabled: not connecting to an API server")
+        return
+    settings = manager.settings
+    client = await ApiClient.from_settings(settings)
+    manager.add_shutdown_hook(client.close)
+    runtime = Runtime(manager, client)
+    manager.runtime = runtime  # type: ignore[attr-defined]
+    manager.context_factory = runtime.context
+    caches = CachesRunnable(runtime.factory, runtime.broadcaster, runtime.controllers)
+    manager.add_runnable(Group.CACHES, caches)
+    manager.health.add("informers", runtime.factory.readiness_check, livez=False)
+    if settings.leader_elect:
+        runtime.elector = LeaderElector(
+            client,
+            settings.leader_elect_resource_name,
+            settings.leader_elect_resource_namespace,
+            lease_duration=settings.leader_elect_lease_duration,
+            renew_deadline=settings.leader_elect_renew_deadline,
+            retry_period=settings.leader_elect_retry_period,
+        )
+        election = LeaderElectionRunnable(runtime.elector, runtime.lost_leadership)
+        manager.add_runnable(Group.LEADER_ELECTION, election)
+        manager.health.add("leaderElection", runtime.elector.health_check, readyz=False)
+        log.info("leader election enabled", identity=runtime.elector.identity,
+                 lease=f"{settings.leader_elect_resource_namespace}/{settings.leader_elect_resource_name}")
+
