@@ -1,0 +1,213 @@
+"""What the reflector hands the informer (replace / apply) and what handlers then see — no network involved.
+
+The informer is driven exactly as the reflector drives it; handlers run on their own tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from manager.client.config import RestConfig
+from manager.client.rest import ApiClient
+from manager.informers import DeletedFinalStateUnknown, SharedInformer
+from manager.informers.reflector import Reflector
+from manager.resources import PODS
+from tests.helpers import wait_for
+
+
+def pod(name: str, rv: str = "1", ns: str = "default", **extra: Any) -> dict[str, Any]:
+    meta = {"name": name, "namespace": ns, "resourceVersion": rv, "managedFields": [{"manager": "x"}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": "n1"}, **extra}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+
+    def on_add(self, obj: dict[str, Any], is_in_initial_list: bool) -> None:
+        self.events.append(("add", obj["metadata"]["name"], is_in_initial_list))
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.events.append(
+            (
+                "update",
+                new["metadata"]["name"],
+                old["metadata"]["resourceVersion"],
+                new["metadata"]["resourceVersion"],
+            )
+        )
+
+    def on_delete(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            self.events.append(("tombstone", obj.key, obj.obj["metadata"]["resourceVersion"]))
+        else:
+            self.events.append(("delete", obj["metadata"]["name"]))
+
+
+@pytest.fixture
+def informer() -> SharedInformer:
+    client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
+    return SharedInformer(client, PODS)
+
+
+async def test_initial_list_relist_with_tombstones(informer: SharedInformer) -> None:
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    reg.start()
+    informer.replace([pod("a"), pod("b")], "10")
+    assert informer.has_synced()
+    await wait_for(reg.has_synced)
+    assert rec.events == [("add", "a", True), ("add", "b", True)]
+    assert "managedFields" not in informer.indexer.get_by_key("default/a")["metadata"]  # type: ignore[index]
+
+    informer.apply("MODIFIED", pod("a", "11"))
+    informer.apply("ADDED", pod("c", "12"))
+    # relist after a disconnect: b vanished, a changed, d appeared
+    informer.replace([pod("a", "13"), pod("c", "12"), pod("d", "14")], "14")
+    await wait_for(lambda: len(rec.events) == 8)
+    assert rec.events[2:] == [
+        ("update", "a", "1", "11"),
+        ("add", "c", False),
+        ("update", "a", "11", "13"),
+        ("update", "c", "12", "12"),
+        ("add", "d", False),
+        ("tombstone", "default/b", "1"),
+    ]
+    assert sorted(informer.indexer.list_keys()) == ["default/a", "default/c", "default/d"]
+
+
+async def test_watch_events_and_deletes(informer: SharedInformer) -> None:
+    rec = Recorder()
+    informer.add_event_handler(rec).start()
+    informer.replace([], "1")
+    informer.apply("ADDED", pod("a", "2"))
+    informer.apply("ADDED", pod("a", "3"))  # a repeated ADDED is an update of the cached object
+    informer.apply("DELETED", pod("a", "4"))
+    await wait_for(lambda: len(rec.events) == 3)
+    assert rec.events == [("add", "a", False), ("update", "a", "2", "3"), ("delete", "a")]
+    assert len(informer.indexer) == 0
+
+
+async def test_late_handler_gets_the_cache_as_initial_adds(informer: SharedInformer) -> None:
+    early = Recorder()
+    informer.add_event_handler(early).start()
+    informer.replace([pod("a"), pod("b")], "5")
+    informer.apply("ADDED", pod("c", "6"))
+    late = Recorder()
+    reg = informer.add_event_handler(late)
+    assert not reg.has_synced()
+    reg.start()
+    await wait_for(reg.has_synced)
+    informer.apply("MODIFIED", pod("c", "7"))
+    await wait_for(lambda: len(late.events) == 4)
+    assert sorted(late.events[:3]) == [("add", "a", True), ("add", "b", True), ("add", "c", True)]
+    assert late.events[3] == ("update", "c", "6", "7")
+
+
+async def test_slow_handler_does_not_delay_another(informer: SharedInformer) -> None:
+    gate = asyncio.Event()
+    slow_seen: list[str] = []
+
+    async def slow_add(obj: dict[str, Any], initial: bool) -> None:
+        await gate.wait()
+        slow_seen.append(obj["metadata"]["name"])
+
+    from manager.informers import EventHandlerFuncs
+
+    slow = informer.add_event_handler(EventHandlerFuncs(add=slow_add))
+    fast_rec = Recorder()
+    fast = informer.add_event_handler(fast_rec)
+    slow.start()
+    fast.start()
+    informer.replace([pod(f"p{i}") for i in range(100)], "1")
+    for i in range(100, 1100):
+        informer.apply("ADDED", pod(f"p{i}", str(i)))
+    await wait_for(lambda: len(fast_rec.events) == 1100, timeout=5)
+    assert fast.has_synced() and not slow.has_synced()
+    assert slow_seen == [] and len(slow.buffer) > 1000
+    gate.set()
+    await wait_for(lambda: len(slow_seen) == 1100, timeout=5)
+    assert slow_seen[:3] == ["p0", "p1", "p2"]
+
+
+async def test_bad_objects_and_failing_handlers_are_counted_not_fatal(informer: SharedInformer) -> None:
+    calls: list[str] = []
+
+    class Flaky(Recorder):
+        def on_add(self, obj: dict[str, Any], is_in_initial_list: bool) -> None:
+            calls.append(obj["metadata"]["name"])
+            if obj["metadata"]["name"] == "boom":
+                raise RuntimeError("handler bug")
+
+    informer.add_event_handler(Flaky()).start()
+    informer.replace([pod("a"), {"kind": "Pod"}, {"metadata": {"name": 7}}, pod("boom")], "1")
+    informer.apply("ADDED", {"metadata": "nonsense"})
+    informer.apply("ADDED", pod("b", "2"))
+    await wait_for(lambda: calls == ["a", "boom", "b"])
+    assert informer.decode_errors == 3
+    assert informer.handler_errors == 1
+    assert sorted(informer.indexer.list_keys()) == ["default/a", "default/b", "default/boom"]
+
+
+async def test_resync_replays_the_cache_as_updates(informer: SharedInformer) -> None:
+    rec = Recorder()
+    informer.add_event_handler(rec).start()
+    informer.replace([pod("a", "3")], "3")
+    informer.resync()
+    await wait_for(lambda: len(rec.events) == 2)
+    assert rec.events[1] == ("update", "a", "3", "3")
+
+
+async def test_periodic_resync_per_handler(informer: SharedInformer) -> None:
+    rec = Recorder()
+    reg = informer.add_event_handler(rec, resync_period=1.0)
+    reg.start()
+    informer.replace([pod("a", "3")], "3")
+    await wait_for(lambda: ("update", "a", "3", "3") in rec.events, timeout=5)
+    await reg.stop()
+
+
+def test_metadata_only_informer_projects_objects() -> None:
+    client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
+    informer = SharedInformer(client, PODS, metadata_only=True)
+    informer.replace([pod("a")], "1")
+    cached = informer.indexer.get_by_key("default/a")
+    assert cached is not None
+    assert cached["kind"] == "PartialObjectMetadata" and set(cached) == {"apiVersion", "kind", "metadata"}
+    assert "managedFields" not in cached["metadata"]
+
+
+def test_health_reports_unsynced_and_failing(informer: SharedInformer) -> None:
+    now = [100.0]
+    informer._clock = lambda: now[0]
+    informer.reflector._clock = lambda: now[0]
+    assert "not synced" in (informer.health() or "")
+    informer.replace([], "1")
+    informer.reflector._record_success()
+    assert informer.health() is None
+    informer.reflector._record_error(ConnectionError("refused"))
+    assert informer.health() is None  # within the grace period
+    now[0] += informer.failure_grace + 1
+    assert "failing" in (informer.health() or "")
+    informer.reflector._record_success()
+    now[0] += informer.stale_after + 1
+    assert "no event" in (informer.health() or "")
+
+
+def test_list_paging_rules() -> None:
+    reflector = Reflector(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS, sink=None)  # type: ignore[arg-type]
+    assert reflector._relist_resource_version() == "0"
+    assert reflector._page_limit("0") == 500
+    reflector.last_sync_resource_version = "42"
+    assert reflector._relist_resource_version() == "42"
+    assert reflector._page_limit("42") is None  # served from the watch cache, unpaged
+    reflector._last_sync_unavailable = True
+    assert reflector._relist_resource_version() == ""
+    assert reflector._page_limit("") == 500  # consistent read from etcd: paged
+    reflector._paginated_result = True
+    assert reflector._page_limit("42") == 500
+    reflector.page_size = 50
+    assert reflector._page_limit("42") == 50
