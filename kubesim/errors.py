@@ -49,8 +49,9 @@ def qualified(resource: str, group: str) -> str:
 
 
 def not_found(resource: str, group: str, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{qualified(resource, group)} "{name}" not found',
-                    _details(name, group, resource))
+    return ApiError(
+        404, "NotFound", f'{qualified(resource, group)} "{name}" not found', _details(name, group, resource)
+    )
 
 
 def resource_not_found() -> ApiError:
@@ -58,8 +59,12 @@ def resource_not_found() -> ApiError:
 
 
 def already_exists(resource: str, group: str, name: str) -> ApiError:
-    return ApiError(409, "AlreadyExists", f'{qualified(resource, group)} "{name}" already exists',
-                    _details(name, group, resource))
+    return ApiError(
+        409,
+        "AlreadyExists",
+        f'{qualified(resource, group)} "{name}" already exists',
+        _details(name, group, resource),
+    )
 
 
 def conflict(resource: str, group: str, name: str, why: str) -> ApiError:
@@ -67,8 +72,9 @@ def conflict(resource: str, group: str, name: str, why: str) -> ApiError:
     return ApiError(409, "Conflict", message, _details(name, group, resource))
 
 
-OPTIMISTIC_LOCK = ("the object has been modified; please apply your changes to the latest version "
-                   "and try again")
+OPTIMISTIC_LOCK = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
 
 
 def optimistic_lock(resource: str, group: str, name: str) -> ApiError:
@@ -82,8 +88,12 @@ def invalid(kind: str, group: str, name: str, causes: list[JSON]) -> ApiError:
         field = cause.get("field", "")
         parts.append(f"{field}: {cause.get('message', '')}" if field else str(cause.get("message", "")))
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-    return ApiError(422, "Invalid", f'{qualified(kind, group)} "{name}" is invalid: {summary}',
-                    _details(name, group, kind, causes=causes))
+    return ApiError(
+        422,
+        "Invalid",
+        f'{qualified(kind, group)} "{name}" is invalid: {summary}',
+        _details(name, group, kind, causes=causes),
+    )
 
 
 def invalid_field(kind: str, group: str, name: str, field: str, reason: str, message: str) -> ApiError:
@@ -115,13 +125,21 @@ def method_not_allowed(message: str = NOT_ALLOWED) -> ApiError:
 
 
 def unsupported_media_type(content_type: str) -> ApiError:
-    return ApiError(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - '
-                    f'accepted media types include: application/json, application/yaml; got "{content_type}"')
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - "
+        f'accepted media types include: application/json, application/yaml; got "{content_type}"',
+    )
 
 
 def not_acceptable() -> ApiError:
-    return ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json, "
-                    "application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io")
+    return ApiError(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, "
+        "application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io",
+    )
 
 
 def too_large() -> ApiError:

@@ -63,3 +63,7 @@ class Registry:
 
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(list(self._by_gvr.values()))
+
+    def openapi_types(self) -> list[ResourceType]:
+        """Every served type (kubesim.openapi builds /openapi/v2 and /openapi/v3 from these)."""
+        return list(self._by_gvr.values())

@@ -1,20 +1,40 @@
-"""The aiohttp application: routes, middlewares, and the seed objects of a fresh cluster."""
+"""The aiohttp application: routing of API paths to handlers, Status errors, and a fresh cluster's seed."""
 
 from __future__ import annotations
 
+import logging
+import random
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import orjson
 from aiohttp import web
 
+from kubesim import crd, discovery, errors, openapi
+from kubesim.context import ApiContext, error_response
+from kubesim.handlers_delete import delete_collection, delete_object
+from kubesim.handlers_read import get_object, list_objects
+from kubesim.handlers_scale import get_scale, write_scale
+from kubesim.handlers_watch import watch_objects
+from kubesim.handlers_write import create_object, patch_object, update_object
+from kubesim.request import Target, parse_bool, resolve
 from kubesim.types import SEED_NAMESPACES
 
 if TYPE_CHECKING:
     from kubesim.sim import KubeSim
 
+log = logging.getLogger(__name__)
+Handler = Callable[[ApiContext, web.Request, Target], Awaitable[web.StreamResponse]]
+
 VERSION = {
-    "major": "1", "minor": "32", "gitVersion": "v1.32.0-kubesim", "gitCommit": "0" * 40,
-    "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.4", "compiler": "gc",
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-kubesim",
+    "gitCommit": "0" * 40,
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.4",
+    "compiler": "gc",
     "platform": "linux/amd64",
 }
 
@@ -22,20 +42,97 @@ VERSION = {
 def seed_cluster(sim: KubeSim) -> None:
     for name in SEED_NAMESPACES:
         if sim.store.entry("namespaces", "", name) is None:
-            sim.store.create("namespaces", {
-                "apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-                "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+            sim.store.create(
+                "namespaces",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )
+
+
+def _pick(request: web.Request, target: Target) -> Handler:
+    method, sub, named = request.method, target.subresource, bool(target.name)
+    if method == "GET":
+        if not named:
+            watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
+            return watch_objects if watch else list_objects
+        return get_scale if sub == "scale" else get_object
+    if method == "POST" and not named:
+        return create_object
+    if method == "PUT" and named:
+        return write_scale if sub == "scale" else update_object
+    if method == "PATCH" and named:
+        return write_scale if sub == "scale" else patch_object
+    if method == "DELETE" and not sub:
+        return delete_object if named else delete_collection
+    raise errors.method_not_allowed()
+
+
+def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def api(request: web.Request) -> web.StreamResponse:
+        try:
+            if request.method == "GET":
+                answer = discovery.handle(ctx.registry, request)
+                if answer is not None:
+                    return answer
+            target = resolve(ctx.registry, request.path)
+            if target is None:
+                raise errors.resource_not_found()
+            return await _pick(request, target)(ctx, request, target)
+        except errors.ApiError as err:
+            return error_response(err)
+        except (ConnectionError, web.HTTPException):
+            raise
+        except Exception as exc:  # nothing a client sends may crash the server
+            log.exception("request failed: %s %s", request.method, request.path_qs)
+            return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+
+    return api
 
 
 async def version(request: web.Request) -> web.Response:
     return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
 
 
-def build_app(sim: KubeSim) -> web.Application:
+async def healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def not_found(request: web.Request) -> web.Response:
+    return error_response(errors.resource_not_found())
+
+
+def make_context(sim: KubeSim) -> ApiContext:
+    return ApiContext(
+        store=sim.store,
+        registry=sim.registry,
+        watches=sim.watches,
+        clock=sim.clock,
+        max_body_bytes=sim.max_body_bytes,
+        bookmark_interval=sim.bookmark_interval,
+        seed=sim.seed,
+        rng=random.Random(sim.seed),
+    )
+
+
+def build_app(sim: KubeSim, ctx: ApiContext) -> web.Application:
     middlewares = [sim.faults.middleware] if sim.faults is not None else []
-    app = web.Application(middlewares=middlewares, client_max_size=sim.max_body_bytes)
-    app.router.add_get("/version", version)
+    app = web.Application(middlewares=middlewares, client_max_size=sim.max_body_bytes + 1024)
+    crd.restore(ctx)
+    crd.follow(ctx)
     if sim.faults is not None:
         app.router.add_routes(sim.faults.routes)
+    app.router.add_get("/version", version)
+    for path in ("/healthz", "/livez", "/readyz"):
+        app.router.add_get(path, healthz)
+    openapi.add_routes(app, sim.registry)
+    handler = _api_handler(ctx)
+    for prefix in ("/api", "/apis"):
+        app.router.add_route("*", prefix, handler)
+        app.router.add_route("*", prefix + "/{tail:.*}", handler)
+    app.router.add_route("*", "/{tail:.*}", not_found)
     return app

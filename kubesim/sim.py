@@ -43,9 +43,19 @@ def _optional(module: str) -> Any:
 
 
 class KubeSim:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, nodes: int = 3, kubelet: bool = True,
-                 history_size: int = 10000, seed: int | None = None, kubeconfig_path: str | None = None,
-                 clock: Callable[[], float] = time.time, max_body_bytes: int = 3 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        nodes: int = 3,
+        kubelet: bool = True,
+        history_size: int = 10000,
+        seed: int | None = None,
+        kubeconfig_path: str | None = None,
+        clock: Callable[[], float] = time.time,
+        max_body_bytes: int = 3 * 1024 * 1024,
+        bookmark_interval: float = 10.0,
+    ) -> None:
         self.host = host
         self.port = port
         self.nodes = nodes
@@ -53,6 +63,7 @@ class KubeSim:
         self.seed = seed
         self.clock = clock
         self.max_body_bytes = max_body_bytes
+        self.bookmark_interval = bookmark_interval
         self.store = Store(history_size=history_size, clock=clock)
         self.registry = Registry()
         self.watches = WatchHub()
@@ -64,16 +75,18 @@ class KubeSim:
         self.url = ""
         self.kubeconfig = ""
         self.app: web.Application | None = None
+        self.api: Any = None
 
     async def start(self) -> KubeSim:
-        from kubesim.server import build_app, seed_cluster
+        from kubesim.server import build_app, make_context, seed_cluster
 
         seed_cluster(self)
         faults_mod = _optional("kubesim.faults")
         if faults_mod is not None:
             self.faults = faults_mod.Faults(seed=self.seed)
             self.faults.bind(compact=self.store.compact, close_watches=self.watches.close_all_watches)
-        self.app = build_app(self)
+        self.api = make_context(self)
+        self.app = build_app(self, self.api)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
@@ -109,6 +122,7 @@ class KubeSim:
     async def __aenter__(self) -> KubeSim:
         return await self.start()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.stop()

@@ -65,7 +65,7 @@ def format_micro_time(t: float) -> str:
 
 
 def split_resource(resource: str) -> tuple[str, str]:
-    """"jobs.batch" -> ("jobs", "batch"); "pods" -> ("pods", "")."""
+    """ "jobs.batch" -> ("jobs", "batch"); "pods" -> ("pods", "")."""
     plural, _, group = resource.partition(".")
     return plural, group
 
@@ -280,8 +280,7 @@ class Store:
         meta["resourceVersion"] = str(old.rv)
         if obj == old.obj:
             return old.obj
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") \
-                and meta.get("deletionGracePeriodSeconds", 0) == 0:
+        if self._finished(resource, obj):
             return self._remove(resource, old, obj)
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
@@ -290,17 +289,42 @@ class Store:
         self._emit(WatchEvent("MODIFIED", resource, entry, old))
         return obj
 
-    def delete(self, resource: str, namespace: str, name: str, uid: str | None = None,
-               resource_version: str | None = None) -> JSON:
+    @staticmethod
+    def _finished(resource: str, obj: JSON) -> bool:
+        """Being deleted with nothing left to wait for: no finalizers and no grace period running (a
+        namespace also waits for its spec.finalizers)."""
+        meta = obj["metadata"]
+        if (
+            not meta.get("deletionTimestamp")
+            or meta.get("finalizers")
+            or meta.get("deletionGracePeriodSeconds", 0)
+        ):
+            return False
+        return not (resource == "namespaces" and (obj.get("spec") or {}).get("finalizers"))
+
+    def delete(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> JSON:
         old = self._require(resource, namespace, name)
         meta = old.obj["metadata"]
         plural, group = split_resource(resource)
         if uid is not None and uid != meta.get("uid"):
-            raise errors.conflict(plural, group, name, f"Precondition failed: UID in precondition: {uid}, "
-                                  f"UID in object meta: {meta.get('uid')}")
+            raise errors.conflict(
+                plural,
+                group,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
+            )
         if resource_version is not None and resource_version != meta.get("resourceVersion"):
-            why = (f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
-                   f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+            why = (
+                f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                f"ResourceVersion in object meta: {meta.get('resourceVersion')}"
+            )
             raise errors.conflict(plural, group, name, why)
         obj: JSON = orjson.loads(old.data)
         if meta.get("finalizers"):

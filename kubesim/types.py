@@ -11,9 +11,9 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 SUB_VERBS = ("get", "patch", "update")
 
 # generation policies (reference §1.3)
-GEN_NONE = "none"            # no metadata.generation
-GEN_CREATE = "create"        # 1 on create, never bumped by writes (pods in 1.32)
-GEN_SPEC = "spec"            # 1 on create, +1 when anything but metadata/status changes
+GEN_NONE = "none"  # no metadata.generation
+GEN_CREATE = "create"  # 1 on create, never bumped by writes (pods in 1.32)
+GEN_SPEC = "spec"  # 1 on create, +1 when anything but metadata/status changes
 GEN_SPEC_ANNOTATIONS = "spec+annotations"  # deployments: annotation changes bump too
 
 
@@ -40,11 +40,11 @@ class ResourceType:
     status: bool = False
     scale: ScaleSpec | None = None
     generation: str = GEN_NONE
-    name_rule: str = "subdomain"          # "subdomain" | "label" (namespaces, services)
-    store_group: str | None = None         # storage shared with another group (events.k8s.io -> core)
-    field_selectors: tuple[tuple[str, str], ...] = ()   # (selector field, dotted path in the stored object)
-    return_deleted: bool = False           # DELETE answers with the object rather than a Status
-    printer: str = ""                      # table printer name, "" = Name + Created At
+    name_rule: str = "subdomain"  # "subdomain" | "label" (namespaces, services)
+    store_group: str | None = None  # storage shared with another group (events.k8s.io -> core)
+    field_selectors: tuple[tuple[str, str], ...] = ()  # (selector field, dotted path in the stored object)
+    return_deleted: bool = False  # DELETE answers with the object rather than a Status
+    printer: str = ""  # table printer name, "" = Name + Created At
     crd: JSON | None = field(default=None, compare=False, hash=False)  # the CRD object for custom resources
 
     @property
@@ -77,46 +77,144 @@ def _t(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
     return ResourceType(group=group, version="v1", plural=plural, kind=kind, **kw)
 
 
-_POD_FIELDS = tuple((f, f) for f in (
-    "spec.nodeName", "spec.restartPolicy",
-    "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork",
-    "status.phase", "status.podIP", "status.nominatedNodeName"))
+_POD_FIELDS = tuple(
+    (f, f)
+    for f in (
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    )
+)
 _OBJECT_REF = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
 _CORE_EVENT_FIELDS = (
     *((f"involvedObject.{f}", f"involvedObject.{f}") for f in _OBJECT_REF),
-    ("reason", "reason"), ("reportingComponent", "reportingComponent"), ("source", "source.component"),
-    ("type", "type"))
+    ("reason", "reason"),
+    ("reportingComponent", "reportingComponent"),
+    ("source", "source.component"),
+    ("type", "type"),
+)
 _NEW_EVENT_FIELDS = (
     *((f"regarding.{f}", f"involvedObject.{f}") for f in _OBJECT_REF),
-    ("reason", "reason"), ("reportingController", "reportingComponent"), ("type", "type"))
+    ("reason", "reason"),
+    ("reportingController", "reportingComponent"),
+    ("type", "type"),
+)
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _t("", "namespaces", "Namespace", namespaced=False, short_names=("ns",), status=True, name_rule="label",
-       field_selectors=(("status.phase", "status.phase"),), printer="namespaces"),
-    _t("", "pods", "Pod", short_names=("po",), categories=("all",), status=True, generation=GEN_CREATE,
-       field_selectors=_POD_FIELDS, return_deleted=True, printer="pods"),
-    _t("", "nodes", "Node", namespaced=False, short_names=("no",), status=True,
-       field_selectors=(("spec.unschedulable", "spec.unschedulable"),), printer="nodes"),
+    _t(
+        "",
+        "namespaces",
+        "Namespace",
+        namespaced=False,
+        short_names=("ns",),
+        status=True,
+        name_rule="label",
+        field_selectors=(("status.phase", "status.phase"),),
+        printer="namespaces",
+    ),
+    _t(
+        "",
+        "pods",
+        "Pod",
+        short_names=("po",),
+        categories=("all",),
+        status=True,
+        generation=GEN_CREATE,
+        field_selectors=_POD_FIELDS,
+        return_deleted=True,
+        printer="pods",
+    ),
+    _t(
+        "",
+        "nodes",
+        "Node",
+        namespaced=False,
+        short_names=("no",),
+        status=True,
+        field_selectors=(("spec.unschedulable", "spec.unschedulable"),),
+        printer="nodes",
+    ),
     _t("", "events", "Event", short_names=("ev",), field_selectors=_CORE_EVENT_FIELDS),
-    _t("events.k8s.io", "events", "Event", short_names=("ev",), store_group="",
-       field_selectors=_NEW_EVENT_FIELDS),
+    _t(
+        "events.k8s.io",
+        "events",
+        "Event",
+        short_names=("ev",),
+        store_group="",
+        field_selectors=_NEW_EVENT_FIELDS,
+    ),
     _t("", "configmaps", "ConfigMap", short_names=("cm",)),
     _t("", "secrets", "Secret", field_selectors=(("type", "type"),)),
-    _t("", "services", "Service", short_names=("svc",), categories=("all",), status=True, name_rule="label",
-       return_deleted=True),
+    _t(
+        "",
+        "services",
+        "Service",
+        short_names=("svc",),
+        categories=("all",),
+        status=True,
+        name_rule="label",
+        return_deleted=True,
+    ),
     _t("", "serviceaccounts", "ServiceAccount", short_names=("sa",), return_deleted=True),
     _t("coordination.k8s.io", "leases", "Lease"),
-    _t("batch", "jobs", "Job", categories=("all",), status=True, generation=GEN_SPEC,
-       field_selectors=(("status.successful", "status.succeeded"),), printer="jobs"),
-    _t("batch", "cronjobs", "CronJob", short_names=("cj",), categories=("all",), status=True,
-       generation=GEN_SPEC, printer="cronjobs"),
-    _t("apps", "replicasets", "ReplicaSet", short_names=("rs",), categories=("all",), status=True,
-       scale=ScaleSpec(), generation=GEN_SPEC, field_selectors=(("status.replicas", "status.replicas"),),
-       printer="replicasets"),
-    _t("apps", "deployments", "Deployment", short_names=("deploy",), categories=("all",), status=True,
-       scale=ScaleSpec(), generation=GEN_SPEC_ANNOTATIONS, printer="deployments"),
-    _t("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False,
-       short_names=("crd", "crds"), categories=("api-extensions",), status=True, generation=GEN_SPEC),
+    _t(
+        "batch",
+        "jobs",
+        "Job",
+        categories=("all",),
+        status=True,
+        generation=GEN_SPEC,
+        field_selectors=(("status.successful", "status.succeeded"),),
+        printer="jobs",
+    ),
+    _t(
+        "batch",
+        "cronjobs",
+        "CronJob",
+        short_names=("cj",),
+        categories=("all",),
+        status=True,
+        generation=GEN_SPEC,
+        printer="cronjobs",
+    ),
+    _t(
+        "apps",
+        "replicasets",
+        "ReplicaSet",
+        short_names=("rs",),
+        categories=("all",),
+        status=True,
+        scale=ScaleSpec(),
+        generation=GEN_SPEC,
+        field_selectors=(("status.replicas", "status.replicas"),),
+        printer="replicasets",
+    ),
+    _t(
+        "apps",
+        "deployments",
+        "Deployment",
+        short_names=("deploy",),
+        categories=("all",),
+        status=True,
+        scale=ScaleSpec(),
+        generation=GEN_SPEC_ANNOTATIONS,
+        printer="deployments",
+    ),
+    _t(
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        namespaced=False,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        status=True,
+        generation=GEN_SPEC,
+    ),
     _t("rbac.authorization.k8s.io", "roles", "Role"),
     _t("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
     _t("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", namespaced=False),
@@ -124,7 +222,14 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
 )
 
 # GroupVersions served, in the order discovery lists them (preferred first within a group).
-GROUP_ORDER = ("", "apps", "events.k8s.io", "batch", "coordination.k8s.io", "rbac.authorization.k8s.io",
-               "apiextensions.k8s.io")
+GROUP_ORDER = (
+    "",
+    "apps",
+    "events.k8s.io",
+    "batch",
+    "coordination.k8s.io",
+    "rbac.authorization.k8s.io",
+    "apiextensions.k8s.io",
+)
 
 SEED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

@@ -1,0 +1,79 @@
+"""What every handler needs: the store, the registry, the clock, and response/encoding helpers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubesim import errors, eventsview
+from kubesim.registry import Registry
+from kubesim.store import Entry, Store
+from kubesim.types import ResourceType
+from kubesim.watch import WatchHub
+
+JSON = dict[str, Any]
+GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+JSON_CT = "application/json"
+
+
+@dataclass
+class ApiContext:
+    store: Store
+    registry: Registry
+    watches: WatchHub
+    clock: Callable[[], float]
+    max_body_bytes: int = 3 * 1024 * 1024
+    bookmark_interval: float = 10.0
+    seed: int | None = None
+    rng: random.Random = field(default_factory=random.Random)
+    background: set[Any] = field(default_factory=set)  # tasks kept alive (namespace/CRD cleanup)
+
+    def generate_name(self, prefix: str) -> str:
+        return prefix + "".join(self.rng.choice(GENERATE_ALPHABET) for _ in range(5))
+
+    def namespace_entry(self, name: str) -> Entry | None:
+        return self.store.entry("namespaces", "", name)
+
+
+def to_view(rtype: ResourceType, obj: JSON) -> JSON:
+    """The stored object as the served type shows it (events.k8s.io/v1 is a view of core events)."""
+    if rtype.store_group is not None:
+        return eventsview.to_events_v1(obj)
+    return obj
+
+
+def from_view(rtype: ResourceType, obj: JSON) -> JSON:
+    if rtype.store_group is not None:
+        return eventsview.to_core(obj)
+    return obj
+
+
+def encode(rtype: ResourceType, entry: Entry) -> bytes:
+    if rtype.store_group is not None:
+        return orjson.dumps(eventsview.to_events_v1(entry.obj))
+    return entry.data
+
+
+def json_response(
+    body: JSON | bytes, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    data = body if isinstance(body, bytes) else orjson.dumps(body)
+    return web.Response(body=data, status=status, content_type=JSON_CT, headers=headers)
+
+
+def error_response(err: errors.ApiError) -> web.Response:
+    return json_response(err.status(), err.code, headers=err.headers or None)
+
+
+def success_status(rtype: ResourceType, name: str, uid: str) -> JSON:
+    details: JSON = {"name": name}
+    if rtype.group:
+        details["group"] = rtype.group
+    details["kind"] = rtype.plural
+    details["uid"] = uid
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

@@ -1,0 +1,162 @@
+"""Registry strategies: what the server sets or keeps on create and update (metadata, generation, status),
+plus the type-specific rules (pod create status, Lease MicroTime strictness)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubesim import errors
+from kubesim.store import format_time
+from kubesim.types import GEN_CREATE, GEN_NONE, GEN_SPEC_ANNOTATIONS, ResourceType
+
+JSON = dict[str, Any]
+_SYSTEM_FIELDS = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "selfLink",
+)
+# MicroTime accepts exactly Go's layout 2006-01-02T15:04:05.000000Z07:00
+_MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
+_MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
+
+
+def reset_status_on_create(rtype: ResourceType, obj: JSON) -> None:
+    if rtype.plural == "pods" and not rtype.group:
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+    elif rtype.plural == "namespaces" and not rtype.group:
+        obj["status"] = {"phase": "Active"}
+    elif rtype.status and rtype.plural != "nodes":
+        obj.pop("status", None)
+
+
+def qos_class(spec: JSON) -> str:
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    requests_seen = limits_seen = False
+    guaranteed = bool(containers)
+    for container in containers:
+        resources = container.get("resources") or {}
+        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+        requests_seen |= any(k in requests for k in ("cpu", "memory"))
+        limits_seen |= any(k in limits for k in ("cpu", "memory"))
+        for res in ("cpu", "memory"):
+            if res not in limits or requests.get(res, limits[res]) != limits[res]:
+                guaranteed = False
+    if not requests_seen and not limits_seen:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
+    meta = obj["metadata"]
+    for name in _SYSTEM_FIELDS:
+        meta.pop(name, None)
+    meta["creationTimestamp"] = format_time(now)
+    if rtype.generation != GEN_NONE:
+        meta["generation"] = 1
+    reset_status_on_create(rtype, obj)
+
+
+def _spec_part(obj: JSON, status_separate: bool) -> JSON:
+    return {
+        k: v
+        for k, v in obj.items()
+        if k not in ("metadata", "apiVersion", "kind") and not (status_separate and k == "status")
+    }
+
+
+def prepare_update(rtype: ResourceType, new: JSON, old: JSON) -> None:
+    """Main-resource PUT/PATCH: keep server-owned metadata and (with a status subresource) the status."""
+    meta, old_meta = new.setdefault("metadata", {}), old["metadata"]
+    if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+        why = (
+            f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+            f"{old_meta.get('uid')}"
+        )
+        raise errors.conflict(rtype.plural, rtype.group, str(old_meta.get("name")), why)
+    for name in _SYSTEM_FIELDS:
+        if name in old_meta:
+            meta[name] = old_meta[name]
+        else:
+            meta.pop(name, None)
+    if rtype.status:
+        if "status" in old:
+            new["status"] = old["status"]
+        else:
+            new.pop("status", None)
+    if rtype.generation not in (GEN_NONE, GEN_CREATE):
+        changed = _spec_part(new, rtype.status) != _spec_part(old, rtype.status)
+        if rtype.generation == GEN_SPEC_ANNOTATIONS:
+            changed |= (meta.get("annotations") or {}) != (old_meta.get("annotations") or {})
+        if changed:
+            meta["generation"] = int(old_meta.get("generation", 0)) + 1
+    if old_meta.get("deletionTimestamp"):
+        added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
+        if added:
+            listed = ", ".join(sorted(added))
+            raise errors.invalid_field(
+                rtype.kind,
+                rtype.group,
+                str(old_meta.get("name")),
+                "metadata.finalizers",
+                "FieldValueForbidden",
+                f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
+                f'finalizers []string{{"{listed}"}}',
+            )
+
+
+def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
+    """/status writes: everything but .status comes from the stored object."""
+    result = {k: v for k, v in old.items() if k != "status"}
+    result["metadata"] = dict(old["metadata"])
+    if new.get("metadata", {}).get("resourceVersion"):
+        result["metadata"]["resourceVersion"] = new["metadata"]["resourceVersion"]
+    if "managedFields" in new.get("metadata", {}):
+        result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+    if "status" in new:
+        result["status"] = new["status"]
+    return result
+
+
+def check_micro_times(rtype: ResourceType, obj: JSON) -> None:
+    """Leases: acquireTime/renewTime must use exactly six fractional digits (metav1.MicroTime)."""
+    if rtype.plural != "leases" or rtype.group != "coordination.k8s.io":
+        return
+    spec = obj.get("spec") or {}
+    for field in ("acquireTime", "renewTime"):
+        value = spec.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not _MICRO_TIME.match(value):
+            raise errors.bad_request(
+                f'Lease in version "v1" cannot be handled as a Lease: parsing time "{value}" as '
+                f'"{_MICRO_LAYOUT}": cannot parse "{_tail(value)}" as ".000000"'
+            )
+
+
+def _tail(value: Any) -> str:
+    text = str(value)
+    match = re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", text)
+    return text[match.end() :] if match else text
+
+
+def prune_paths(obj: JSON, paths: list[str]) -> None:
+    """Drop unknown fields given as `.spec.foo` / `spec.containers[0].bar` paths."""
+    for path in paths:
+        parts = re.findall(r"[^.\[\]]+|\[\d+\]", path.lstrip("."))
+        current: Any = obj
+        for part in parts[:-1]:
+            if part.startswith("[") and isinstance(current, list):
+                index = int(part[1:-1])
+                current = current[index] if index < len(current) else None
+            elif isinstance(current, dict):
+                current = current.get(part)
+            else:
+                current = None
+            if current is None:
+                break
+        if isinstance(current, dict) and parts:
+            current.pop(parts[-1], None)

@@ -1,0 +1,207 @@
+"""Request decoding shared by the handlers: path → target, Go-style query parameters, bodies, negotiation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from kubesim import errors
+from kubesim.registry import Registry
+from kubesim.types import ResourceType
+
+JSON = dict[str, Any]
+
+_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
+_FALSE = frozenset(("0", "f", "F", "FALSE", "false", "False"))
+JSON_TYPES = ("application/json", "")
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a resource URL addresses."""
+
+    rtype: ResourceType
+    namespace: str  # "" for cluster-scoped types, or a namespaced list across all namespaces
+    name: str = ""
+    subresource: str = ""
+    all_namespaces: bool = False
+    legacy_watch: bool = False
+
+
+def parse_bool(value: str | None, name: str) -> bool | None:
+    """Go strconv.ParseBool; None when absent; 400 when unparsable."""
+    if value is None:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE or value == "":
+        return False
+    raise errors.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax for parameter {name}')
+
+
+def query_bool(request: web.Request, name: str) -> bool:
+    return parse_bool(request.query.get(name), name) or False
+
+
+def query_int(request: web.Request, name: str) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.bad_request(
+            f'strconv.ParseInt: parsing "{raw}": invalid syntax for parameter {name}'
+        ) from None
+
+
+def resolve(registry: Registry, path: str) -> Target | None:
+    """Map /api/v1/... or /apis/<g>/<v>/... to a Target; None means 404 (unknown group/version/resource)."""
+    parts = [p for p in path.split("/") if p]
+    if parts and parts[0] == "api" and len(parts) >= 3 and parts[1] == "v1":
+        group, version, rest = "", "v1", parts[2:]
+    elif parts and parts[0] == "apis" and len(parts) >= 4:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    legacy_watch = rest[0] == "watch"
+    if legacy_watch:
+        rest = rest[1:]
+    namespace = ""
+    namespaced_path = False
+    if (
+        len(rest) >= 3
+        and rest[0] == "namespaces"
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        namespace, rest, namespaced_path = rest[1], rest[2:], True
+    if not rest or len(rest) > 3:
+        return None
+    rtype = registry.get(group, version, rest[0])
+    if rtype is None or (namespaced_path and not rtype.namespaced):
+        return None
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    if sub and not (
+        (sub == "status"
+        and rtype.status)
+        or (sub == "scale"
+        and rtype.scale is not None)
+        or (sub == "finalize"
+        and rtype.plural == "namespaces"
+        and not group)
+    ):
+        return None
+    all_namespaces = rtype.namespaced and not namespaced_path
+    if all_namespaces and name:
+        return None
+    return Target(rtype, namespace, name, sub, all_namespaces, legacy_watch)
+
+
+def media_type(header: str | None) -> str:
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise errors.too_large()
+    try:
+        body = await request.content.read(limit + 1)
+    except Exception as exc:  # client went away mid-body, broken chunking...
+        raise errors.bad_request(f"error reading request body: {exc}") from None
+    if len(body) > limit:
+        raise errors.too_large()
+    return body
+
+
+def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
+    """JSON (also when the Content-Type is missing) or YAML → dict; 400 when undecodable, 415 otherwise."""
+    mtype = media_type(content_type)
+    if mtype in JSON_TYPES:
+        try:
+            obj = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {kind}): "
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
+    elif mtype in YAML_TYPES:
+        try:
+            obj = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {kind}): "
+                f"yaml: {str(exc).splitlines()[0]}"
+            ) from None
+    else:
+        raise errors.unsupported_media_type(content_type)
+    if not isinstance(obj, dict):
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): "
+            "couldn't get version/kind; json parse error: expected an object"
+        )
+    if not isinstance(obj.get("metadata", {}), dict):
+        raise errors.bad_request(
+            f'{kind} in version "v1" cannot be handled as a {kind}: '
+            "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta"
+        )
+    return obj
+
+
+def check_kind(obj: JSON, rtype: ResourceType, allowed_kinds: tuple[str, ...] = ()) -> None:
+    """Fill apiVersion/kind when missing; 400 when the body is another type."""
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    kinds = (rtype.kind, *allowed_kinds)
+    if kind and kind not in kinds:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {rtype.kind}): "
+            f"object kind {kind!r} does not match the expected kind {rtype.kind!r}"
+        )
+    if api_version and api_version != rtype.api_version and not allowed_kinds:
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({rtype.api_version})"
+        )
+    rest = {k: obj.pop(k) for k in list(obj) if k not in ("apiVersion", "kind")}
+    obj["apiVersion"] = api_version or rtype.api_version  # apiVersion and kind first, as the apiserver writes
+    obj["kind"] = kind or rtype.kind
+    obj.update(rest)
+
+
+@dataclass(frozen=True)
+class Accept:
+    """What representation the client asked for."""
+
+    as_kind: str = ""  # "", "Table", "PartialObjectMetadata", "PartialObjectMetadataList"
+    yaml: bool = False
+
+
+def negotiate(header: str | None) -> Accept:
+    """Pick the first acceptable media type in order; 406 when none is."""
+    if not header:
+        return Accept()
+    for clause in header.split(","):
+        fields = [f.strip() for f in clause.split(";")]
+        mtype = fields[0].lower()
+        params = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
+        if mtype in ("application/json", "*/*", "application/*"):
+            as_kind = params.get("as", "")
+            if as_kind in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
+                if params.get("g", "meta.k8s.io") == "meta.k8s.io" and params.get("v", "v1") in (
+                    "v1",
+                    "v1beta1",
+                ):
+                    return Accept(as_kind=as_kind)
+                continue
+            if as_kind:
+                continue
+            return Accept()
+        if mtype in YAML_TYPES:
+            return Accept(yaml=True)
+    raise errors.not_acceptable()
