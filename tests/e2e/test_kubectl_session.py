@@ -201,7 +201,7 @@ def test_apply_twice_then_server_side_then_scale(kubectl: Kubectl, tmp_path: Pat
         kubectl.run("apply", "--server-side", "-f", ssa2).stdout.strip()
         == "deployment.apps/d2 serverside-applied"
     )
-    applied = kubectl.json("get", "deployment", "d2")
+    applied = kubectl.json("get", "deployment", "d2", "--show-managed-fields")
     assert applied["spec"]["replicas"] == 2
     assert any(
         m["manager"] == "kubectl" and m["operation"] == "Apply" for m in applied["metadata"]["managedFields"]
