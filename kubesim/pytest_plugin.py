@@ -16,7 +16,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
-import pytest_asyncio
+import pytest
+
+try:  # pytest11 plugins load in every pytest run of the environment: never break one without pytest-asyncio
+    from pytest_asyncio import fixture as async_fixture
+except ImportError:  # pragma: no cover - depends on the installing project
+    async_fixture = pytest.fixture  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from kubesim import KubeSim
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
 KubeSimFactory = Callable[..., Awaitable["KubeSim"]]
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def kubesim() -> AsyncIterator[KubeSim]:
     """A kubesim on a free port with three Ready nodes and the simulated kubelet."""
     from kubesim import KubeSim
@@ -33,7 +38,7 @@ async def kubesim() -> AsyncIterator[KubeSim]:
         yield sim
 
 
-@pytest_asyncio.fixture
+@async_fixture
 async def kubesim_factory() -> AsyncIterator[KubeSimFactory]:
     """Start kubesims with custom arguments (defaults: port=0, nodes=3); all are stopped after the test."""
     from kubesim import KubeSim
