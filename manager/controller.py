@@ -184,9 +184,17 @@ class Controller:
         field_selector: str | None = None,
         metadata_only: bool = False,
     ) -> SharedInformer:
-        """The shared informer for `resource` (the same one every controller asking alike gets)."""
+        """The shared informer for `resource` (the same one every controller asking alike gets).
+
+        Without selectors, a resource this controller watches resolves to the informer of that watch.
+        """
         if self.ctx.informers is None:
             raise RuntimeError("this ControllerContext has no informer factory")
+        if not (namespace or label_selector or field_selector or metadata_only):
+            declared = next((w for w in self.declare_watches() if w.resource == resource), None)
+            if declared is not None:
+                namespace, label_selector = declared.namespace, declared.label_selector
+                field_selector, metadata_only = declared.field_selector, declared.metadata_only
         return self.ctx.informers.informer(
             resource,
             namespace=namespace,

@@ -1,0 +1,222 @@
+"""A toy controller on ConfigMaps against kubesim over HTTP: the reconcile contract end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import structlog
+from prometheus_client import REGISTRY
+
+from manager import (
+    CONFIGMAPS,
+    ApiClient,
+    Controller,
+    ControllerContext,
+    InformerFactory,
+    ItemExponentialFailureRateLimiter,
+    Request,
+    Result,
+    TerminalError,
+    for_,
+)
+from manager.client.rest import create_client
+from manager.settings import Settings
+from tests.helpers import wait_for
+
+SELECTOR = "app=toy"
+
+
+class Toy(Controller):
+    """Behaviour per ConfigMap `data.mode`: ok, requeue (3 times), fail (twice), terminal, crash, slow."""
+
+    name = "toy-controller"
+    concurrency = 4
+    rate_limiter = staticmethod(lambda: ItemExponentialFailureRateLimiter(0.05, 1.0))
+    watches = (for_(CONFIGMAPS, label_selector=SELECTOR),)
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.calls: dict[str, list[float]] = {}
+        self.cache_size_at_first_call: int | None = None
+        self.in_flight: set[str] = set()
+        self.overlap = False
+        self.context_seen: list[dict[str, Any]] = []
+
+    async def reconcile(self, request: Request) -> Result | None:
+        loop = asyncio.get_running_loop()
+        if self.cache_size_at_first_call is None:
+            self.cache_size_at_first_call = len(self.lister(CONFIGMAPS))
+        calls = self.calls.setdefault(request.key, [])
+        calls.append(loop.time())
+        self.context_seen.append(structlog.contextvars.get_contextvars())
+        obj = self.lister(CONFIGMAPS).get_by_key(request.key)
+        if obj is None:
+            return None
+        mode = obj.get("data", {}).get("mode", "ok")
+        self.overlap |= request.key in self.in_flight
+        self.in_flight.add(request.key)
+        try:
+            if mode == "requeue" and len(calls) < 3:
+                return Result(requeue_after=0.2)
+            if mode == "fail" and len(calls) < 3:
+                raise RuntimeError("transient failure")
+            if mode == "terminal":
+                raise TerminalError("cannot ever work")
+            if mode == "crash":
+                raise KeyError("a bug")
+            if mode == "slow":
+                await asyncio.sleep(0.05)
+            return None
+        finally:
+            self.in_flight.discard(request.key)
+
+
+def configmap(name: str, mode: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "toy"}},
+            "data": {"mode": mode, **data}}
+
+
+class Harness:
+    def __init__(self, client: ApiClient, controller: Toy) -> None:
+        self.client = client
+        self.controller = controller
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self.controller.run())
+
+    async def create(self, name: str, mode: str, **data: str) -> None:
+        await self.client.create(CONFIGMAPS, configmap(name, mode, **data))
+
+
+@pytest.fixture
+async def harness(kubesim: Any) -> AsyncIterator[Harness]:
+    client = await create_client(master=kubesim.url)
+    factory = InformerFactory(client)
+    ctx = ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
+                            client=client, informers=factory)
+    h = Harness(client, Toy(ctx))
+    yield h
+    if h.task is not None:
+        h.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await h.task
+    await factory.shutdown()
+    await client.close()
+
+
+def metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, {"controller": "toy-controller", **labels}) or 0.0
+
+
+async def test_reconcile_runs_after_sync_for_existing_objects(harness: Harness) -> None:
+    for i in range(5):
+        await harness.create(f"pre-{i}", "ok")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: len(ctl.calls) == 5, message="every pre-existing object reconciled")
+    assert ctl.cache_size_at_first_call == 5  # workers started only once the cache held the full list
+    await harness.create("later", "ok")
+    await wait_for(lambda: "default/later" in ctl.calls, message="a new object reconciled")
+    ctx = ctl.context_seen[0]
+    assert ctx["controller"] == "toy-controller" and ctx["key"].startswith("default/")
+    assert REGISTRY.get_sample_value(
+        "controller_runtime_max_concurrent_reconciles", {"controller": "toy-controller"}) == 4
+
+
+async def test_requeue_after_delays_the_next_reconcile(harness: Harness) -> None:
+    before = metric("controller_runtime_reconcile_total", result="requeue_after")
+    await harness.create("rq", "requeue")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: len(ctl.calls.get("default/rq", [])) == 3, message="three reconciles")
+    times = ctl.calls["default/rq"]
+    assert all(b - a >= 0.19 for a, b in itertools.pairwise(times)), times
+    assert metric("controller_runtime_reconcile_total", result="requeue_after") - before == 2
+    assert ctl.queue.num_requeues(Request("default", "rq")) == 0
+
+
+async def test_exception_means_rate_limited_retry_then_forget(harness: Harness) -> None:
+    errors_before = metric("controller_runtime_reconcile_errors_total")
+    await harness.create("flaky", "fail")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: len(ctl.calls.get("default/flaky", [])) == 3, message="two failures, one success")
+    t = ctl.calls["default/flaky"]
+    assert t[1] - t[0] >= 0.045 and t[2] - t[1] >= 0.095  # 50 ms, then 100 ms (per-item exponential)
+    assert metric("controller_runtime_reconcile_errors_total") - errors_before == 2
+    await wait_for(lambda: ctl.queue.num_requeues(Request("default", "flaky")) == 0, message="forgotten")
+
+
+async def test_terminal_error_is_counted_not_retried(harness: Harness) -> None:
+    before = metric("controller_runtime_terminal_reconcile_errors_total")
+    await harness.create("doomed", "terminal")
+    await harness.create("marker", "ok")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: metric("controller_runtime_terminal_reconcile_errors_total") - before == 1)
+    await wait_for(lambda: "default/marker" in ctl.calls)
+    await asyncio.sleep(0.3)  # give a wrong retry (50 ms backoff) ample time to show up
+    assert len(ctl.calls["default/doomed"]) == 1
+    assert ctl.queue.num_requeues(Request("default", "doomed")) == 0
+
+
+async def test_crashing_reconciles_never_kill_workers(harness: Harness) -> None:
+    panics_before = metric("controller_runtime_reconcile_panics_total")
+    for i in range(8):  # twice as many crashing keys as workers
+        await harness.create(f"crash-{i}", "crash")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: all(len(ctl.calls.get(f"default/crash-{i}", [])) >= 2 for i in range(8)),
+                   message="every crashing key retried")
+    for i in range(10):
+        await harness.create(f"fine-{i}", "ok")
+    await wait_for(lambda: all(f"default/fine-{i}" in ctl.calls for i in range(10)),
+                   message="healthy keys still reconciled after many crashes")
+    assert metric("controller_runtime_reconcile_panics_total") - panics_before >= 16
+    assert harness.task is not None and not harness.task.done()
+
+
+async def test_one_key_is_never_reconciled_by_two_workers_at_once(harness: Harness) -> None:
+    await harness.create("hot", "slow", n="0")
+    harness.start()
+    ctl = harness.controller
+    await wait_for(lambda: "default/hot" in ctl.calls)
+    for n in range(1, 30):  # a stream of updates while reconciles of the same key are in flight
+        await harness.client.patch(CONFIGMAPS, "hot", {"data": {"n": str(n)}}, "default")
+    await wait_for(lambda: len(ctl.calls["default/hot"]) >= 3, message="several reconciles of the hot key")
+    await wait_for(lambda: not ctl.queue.processing, message="queue idle")
+    assert not ctl.overlap
+    # Updates during a reconcile coalesce: far fewer reconciles than updates.
+    assert len(ctl.calls["default/hot"]) < 30
+
+
+async def test_run_is_restartable(harness: Harness) -> None:
+    harness.start()
+    ctl = harness.controller
+    await harness.create("first", "ok")
+    await wait_for(lambda: "default/first" in ctl.calls)
+    assert harness.task is not None
+    harness.task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await harness.task
+    await harness.create("while-down", "ok")
+    harness.start()  # the supervisor calls run() again on the same instance
+    await wait_for(lambda: "default/while-down" in ctl.calls, message="events queued while down are handled")
+
+
+async def test_stopping_makes_workers_return(harness: Harness) -> None:
+    harness.start()
+    ctl = harness.controller
+    await harness.create("one", "ok")
+    await wait_for(lambda: "default/one" in ctl.calls)
+    ctl.ctx.stopping.set()
+    assert harness.task is not None
+    await asyncio.wait_for(harness.task, 5)
+    assert ctl.queue.shutting_down()
