@@ -1,0 +1,273 @@
+"""Deletion over raw HTTP: finalizers, propagationPolicy, preconditions, DeleteOptions in body or query, pod
+graceful deletion (with the simulated kubelet), namespace and deletecollection."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from kubesim import KubeSim
+from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import wait_for
+
+Obj = dict[str, Any]
+CMS = "/api/v1/namespaces/default/configmaps"
+PODS = "/api/v1/namespaces/default/pods"
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
+RSS = "/apis/apps/v1/namespaces/default/replicasets"
+
+
+class Api:
+    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.session = session
+        self.url = url
+
+    async def call(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> tuple[int, Any]:
+        data = None if body is None else orjson.dumps(body)
+        async with self.session.request(
+            method, self.url + path, data=data, headers={"Content-Type": content_type}
+        ) as resp:
+            raw = await resp.read()
+            return resp.status, orjson.loads(raw) if raw else None
+
+    async def ok(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
+        status, payload = await self.call(method, path, body, content_type)
+        assert status < 300, (method, path, status, payload)
+        return payload
+
+    async def gone(self, path: str) -> bool:
+        status, _ = await self.call("GET", path)
+        return status == 404
+
+
+@pytest.fixture
+async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
+    return await kubesim_factory(kubelet=False)
+
+
+@pytest.fixture
+async def api(sim: KubeSim) -> AsyncIterator[Api]:
+    async with aiohttp.ClientSession() as session:
+        yield Api(session, sim.url)
+
+
+def cm(name: str, finalizers: list[str] | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"metadata": meta, "data": {"k": "v"}}
+
+
+def job(name: str) -> Obj:
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+            }
+        },
+    }
+
+
+def replicaset(name: str) -> Obj:
+    labels = {"app": name}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
+
+
+async def test_plain_delete_returns_status_success(api: Api) -> None:
+    created = await api.ok("POST", CMS, cm("d"))
+    result = await api.ok("DELETE", f"{CMS}/d")
+    assert result == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "d", "kind": "configmaps", "uid": created["metadata"]["uid"]},
+    }
+    assert await api.gone(f"{CMS}/d")
+    status, payload = await api.call("DELETE", f"{CMS}/d")
+    assert status == 404 and payload["message"] == 'configmaps "d" not found'
+
+
+async def test_finalizers_hold_the_object_until_released(api: Api, sim: KubeSim) -> None:
+    await api.ok("POST", CMS, cm("f", ["example.com/hold"]))
+    held = await api.ok("DELETE", f"{CMS}/f")
+    assert held["kind"] == "ConfigMap"
+    meta = held["metadata"]
+    assert meta["deletionTimestamp"] and meta["deletionGracePeriodSeconds"] == 0
+    again = await api.ok("DELETE", f"{CMS}/f")  # accepted, not re-timestamped
+    assert again["metadata"]["deletionTimestamp"] == meta["deletionTimestamp"]
+    status, payload = await api.call(
+        "PATCH",
+        f"{CMS}/f",
+        {"metadata": {"finalizers": ["example.com/hold", "new"]}},
+        "application/merge-patch+json",
+    )
+    assert status == 422 and "no new finalizers can be added" in payload["message"]
+    rv_before = sim.store.resource_version
+    await api.ok("PATCH", f"{CMS}/f", {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+    assert await api.gone(f"{CMS}/f")
+    assert sim.store.resource_version == rv_before + 1  # one write: the DELETED event
+
+
+async def test_deletion_timestamp_cannot_be_set_or_cleared_through_update(api: Api) -> None:
+    created = await api.ok("POST", CMS, cm("t", ["x/y"]))
+    created["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z"
+    updated = await api.ok("PUT", f"{CMS}/t", created)
+    assert "deletionTimestamp" not in updated["metadata"]
+    deleting = await api.ok("DELETE", f"{CMS}/t")
+    deleting["metadata"].pop("deletionTimestamp")
+    still = await api.ok("PUT", f"{CMS}/t", deleting)
+    assert still["metadata"]["deletionTimestamp"]
+
+
+@pytest.mark.parametrize(
+    ("how", "finalizer"),
+    [
+        ("body-Foreground", "foregroundDeletion"),
+        ("query-Foreground", "foregroundDeletion"),
+        ("body-Orphan", "orphan"),
+        ("query-orphanDependents", "orphan"),
+    ],
+)
+async def test_propagation_policy_adds_gc_finalizers(api: Api, how: str, finalizer: str) -> None:
+    await api.ok("POST", RSS, replicaset("rs"))
+    where, policy = how.split("-")
+    if where == "body":
+        result = await api.ok("DELETE", f"{RSS}/rs", {"propagationPolicy": policy})
+    elif policy == "orphanDependents":
+        result = await api.ok("DELETE", f"{RSS}/rs?orphanDependents=true")
+    else:
+        result = await api.ok("DELETE", f"{RSS}/rs?propagationPolicy={policy}")
+    assert result["metadata"]["finalizers"] == [finalizer]
+    assert result["metadata"]["deletionTimestamp"]
+    assert result["metadata"]["generation"] == 2  # marking for deletion bumps generation
+
+
+async def test_background_policy_deletes_now(api: Api) -> None:
+    await api.ok("POST", RSS, replicaset("rs"))
+    result = await api.ok("DELETE", f"{RSS}/rs", {"propagationPolicy": "Background"})
+    assert result["status"] == "Success" and result["details"]["group"] == "apps"
+    assert await api.gone(f"{RSS}/rs")
+
+
+async def test_jobs_default_to_orphan(api: Api) -> None:
+    await api.ok("POST", JOBS, job("j"))
+    result = await api.ok("DELETE", f"{JOBS}/j")
+    assert result["metadata"]["finalizers"] == ["orphan"]
+    await api.ok("POST", JOBS, job("k"))
+    result = await api.ok("DELETE", f"{JOBS}/k", {"propagationPolicy": "Background"})
+    assert result["status"] == "Success"
+
+
+async def test_bad_propagation_policy_is_422(api: Api) -> None:
+    await api.ok("POST", CMS, cm("x"))
+    status, payload = await api.call("DELETE", f"{CMS}/x", {"propagationPolicy": "Sometimes"})
+    assert status == 422 and payload["reason"] == "Invalid"
+
+
+async def test_preconditions(api: Api) -> None:
+    created = await api.ok("POST", CMS, cm("p"))
+    status, payload = await api.call("DELETE", f"{CMS}/p", {"preconditions": {"uid": "not-the-uid"}})
+    assert status == 409 and payload["reason"] == "Conflict"
+    assert "Precondition failed: UID in precondition: not-the-uid" in payload["message"]
+    status, payload = await api.call("DELETE", f"{CMS}/p", {"preconditions": {"resourceVersion": "1"}})
+    assert status == 409 and "ResourceVersion in precondition: 1" in payload["message"]
+    meta = created["metadata"]
+    await api.ok(
+        "DELETE",
+        f"{CMS}/p",
+        {"preconditions": {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}},
+    )
+
+
+async def test_unscheduled_pod_is_deleted_at_once_and_returned(api: Api) -> None:
+    await api.ok(
+        "POST", PODS, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    )
+    result = await api.ok("DELETE", f"{PODS}/p")
+    assert result["kind"] == "Pod" and result["metadata"]["name"] == "p"  # pods return the object
+    assert await api.gone(f"{PODS}/p")
+
+
+async def test_scheduled_pod_is_graceful_and_the_kubelet_removes_it(kubesim: KubeSim) -> None:
+    async with aiohttp.ClientSession() as session:
+        api = Api(session, kubesim.url)
+        pod = {
+            "metadata": {"name": "g", "annotations": {"kubesim.aiokcm.io/terminate-seconds": "0.2"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "restartPolicy": "Always"},
+        }
+        await api.ok("POST", PODS, pod)
+
+        async def scheduled() -> bool:
+            current = await api.ok("GET", f"{PODS}/g")
+            return bool(current["spec"].get("nodeName"))
+
+        await wait_for(scheduled, timeout=10, message="pod bound to a node")
+        terminating = await api.ok("DELETE", f"{PODS}/g")
+        assert terminating["metadata"]["deletionTimestamp"]
+        assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30
+        assert not await api.gone(f"{PODS}/g")  # still there while the kubelet stops it
+        await wait_for(lambda: api.gone(f"{PODS}/g"), timeout=10, message="kubelet removed the pod")
+
+
+async def test_grace_period_zero_deletes_a_running_pod_now(kubesim: KubeSim) -> None:
+    async with aiohttp.ClientSession() as session:
+        api = Api(session, kubesim.url)
+        await api.ok(
+            "POST", PODS, {"metadata": {"name": "z"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+        )
+
+        async def scheduled() -> bool:
+            return bool((await api.ok("GET", f"{PODS}/z"))["spec"].get("nodeName"))
+
+        await wait_for(scheduled, timeout=10, message="pod bound")
+        await api.ok("DELETE", f"{PODS}/z?gracePeriodSeconds=0")
+        assert await api.gone(f"{PODS}/z")
+
+
+async def test_namespace_deletion_terminates_then_removes(api: Api) -> None:
+    await api.ok("POST", "/api/v1/namespaces", {"metadata": {"name": "doomed"}})
+    await api.ok("POST", "/api/v1/namespaces/doomed/configmaps", cm("a"))
+    await api.ok("POST", "/api/v1/namespaces/doomed/configmaps", cm("held", ["x/y"]))
+    result = await api.ok("DELETE", "/api/v1/namespaces/doomed")
+    assert result["status"]["phase"] == "Terminating"
+    status, payload = await api.call("POST", "/api/v1/namespaces/doomed/configmaps", cm("late"))
+    assert status == 403 and payload["reason"] == "Forbidden"
+    assert "because it is being terminated" in payload["message"]
+    await wait_for(lambda: api.gone("/api/v1/namespaces/doomed/configmaps/a"), message="content deleted")
+    assert not await api.gone("/api/v1/namespaces/doomed")  # the finalizer still holds one object
+    await api.ok(
+        "PATCH",
+        "/api/v1/namespaces/doomed/configmaps/held",
+        {"metadata": {"finalizers": None}},
+        "application/merge-patch+json",
+    )
+    await wait_for(lambda: api.gone("/api/v1/namespaces/doomed"), message="namespace removed")
+
+
+async def test_delete_collection_with_selector(api: Api) -> None:
+    for name, app in (("a", "x"), ("b", "x"), ("c", "y")):
+        await api.ok("POST", CMS, {"metadata": {"name": name, "labels": {"app": app}}})
+    result = await api.ok("DELETE", f"{CMS}?labelSelector=app%3Dx")
+    assert result["kind"] == "ConfigMapList" and len(result["items"]) == 2
+    remaining = await api.ok("GET", CMS)
+    assert [i["metadata"]["name"] for i in remaining["items"]] == ["c"]
