@@ -141,7 +141,7 @@ class Manager:
             self.exit_code = exit_code
         if not graceful:
             self._grace_override = 0.0
-        if self.shutting_down:
+        if self._shutdown_requested.is_set():
             return
         log.info("shutdown requested", reason=reason)
         self._shutdown_started = time.monotonic()
@@ -214,7 +214,7 @@ class Manager:
         except ModuleNotFoundError as exc:
             if exc.name != self._runtime_module:
                 raise
-            log.info("no runtime installed: controllers get a minimal context", module=self._runtime_module)
+            log.debug("no runtime installed: controllers get a minimal context", module=self._runtime_module)
             return
         result = module.install(self)
         if inspect.isawaitable(result):
