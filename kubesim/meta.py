@@ -55,6 +55,7 @@ def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
     for name in _SYSTEM_FIELDS:
         meta.pop(name, None)
     meta["creationTimestamp"] = format_time(now)
+    meta["uid"] = str(__import__("uuid").uuid4())  # before defaulting, as the apiserver: Job selectors use it
     if rtype.generation != GEN_NONE:
         meta["generation"] = 1
     reset_status_on_create(rtype, obj)
