@@ -1,0 +1,253 @@
+"""The Job controller (`job-controller`, alias `job`): kube-controller-manager's semantics for batch/v1 Jobs.
+
+Two queues as upstream: `job` (Job keys; `--concurrent-job-syncs` workers) and `job_orphan_pod` (pods whose
+tracking finalizer nobody else will remove; one worker). Both retry with a per-item 1 s → 60 s backoff.
+Tunables are class attributes so tests and benchmarks can subclass instead of patching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from controllers.common.claims import ControllerRefManager
+from controllers.common.podutil import (
+    POD_CONTROLLER_UID_INDEX,
+    Selector,
+    labels_of,
+    orphan_index_key,
+    pod_controller_uid_index,
+)
+from controllers.job import spec as js
+from controllers.job.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
+from controllers.job.conditions import is_job_finished
+from controllers.job.counting import has_tracking_finalizer
+from controllers.job.finalizers import FinalizerExpectations
+from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
+from controllers.job.podcontrol import PodControl
+from manager import (
+    JOBS,
+    PODS,
+    Controller,
+    ControllerContext,
+    ControllerExpectations,
+    ItemExponentialFailureRateLimiter,
+    NotFound,
+    PolicyRule,
+    RateLimiter,
+    RateLimitingQueue,
+    Request,
+    Result,
+)
+from manager import watches as watch_with
+
+Obj = dict[str, Any]
+JOB_API_BACKOFF = 1.0
+MAX_JOB_API_BACKOFF = 60.0
+
+
+def job_rate_limiter() -> RateLimiter[Any]:
+    return ItemExponentialFailureRateLimiter(JOB_API_BACKOFF, MAX_JOB_API_BACKOFF)
+
+
+class JobController(Controller):
+    name = "job-controller"
+    aliases = ("job",)
+    enabled_by_default = True
+    concurrency = "concurrent_job_syncs"
+    queue_name = "job"
+    rate_limiter = staticmethod(job_rate_limiter)
+    rbac = (
+        PolicyRule(("batch",), ("jobs",), ("get", "list", "watch", "update", "patch")),
+        PolicyRule(("batch",), ("jobs/status",), ("update", "patch")),
+        PolicyRule(("batch",), ("jobs/finalizers",), ("update", "patch")),
+        PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
+        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "update", "patch")),
+    )
+    watches = (
+        watch_with(JOBS, handler=lambda ctl: JobEventHandler(ctl)),  # type: ignore[arg-type]
+        watch_with(PODS, handler=lambda ctl: PodEventHandler(ctl)),  # type: ignore[arg-type]
+    )
+
+    # Tunables (upstream values); tests subclass to shorten them.
+    sync_batch_period: ClassVar[float] = 1.0
+    pod_failure_backoff: ClassVar[float] = DEFAULT_POD_FAILURE_BACKOFF
+    max_pod_failure_backoff: ClassVar[float] = MAX_POD_FAILURE_BACKOFF
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.managed_by: str = getattr(ctx.settings, "job_controller_managed_by", js.DEFAULT_MANAGED_BY)
+        self.now: Callable[[], float] = time.time
+        self.expectations = ControllerExpectations()
+        self.finalizer_expectations = FinalizerExpectations()
+        self.backoff = BackoffStore(
+            clock=lambda: self.now(), base=self.pod_failure_backoff, cap=self.max_pod_failure_backoff
+        )
+        self.orphan_queue: RateLimitingQueue[str] = RateLimitingQueue(
+            "job_orphan_pod", rate_limiter=job_rate_limiter()
+        )
+        self._pod_control: PodControl | None = None
+        self._jobs: Any = None
+        self._pods: Any = None
+
+    # ------------------------------------------------------------------ caches and clients
+    @property
+    def jobs(self) -> Any:
+        if self._jobs is None:
+            self._jobs = self.lister(JOBS)
+        return self._jobs
+
+    @property
+    def pods(self) -> Any:
+        if self._pods is None:
+            self._pods = self.lister(PODS)
+        return self._pods
+
+    @property
+    def pod_control(self) -> PodControl:
+        if self._pod_control is None:
+            self._pod_control = PodControl(self.client, self.recorder)
+        return self._pod_control
+
+    def setup(self) -> None:
+        super().setup()
+        indexer = self.pods
+        if POD_CONTROLLER_UID_INDEX not in indexer.get_indexers():
+            indexer.add_indexers({POD_CONTROLLER_UID_INDEX: pod_controller_uid_index})
+
+    # ------------------------------------------------------------------ queueing
+    def enqueue_key(self, key: str) -> None:
+        self.queue.add(Request.from_key(key))
+
+    def enqueue_key_after(self, key: str, delay: float) -> None:
+        self.queue.add_after(Request.from_key(key), max(delay, 0.0))
+
+    def enqueue_key_batched(self, key: str) -> None:
+        self.enqueue_key_after(key, self.sync_batch_period)
+
+    def enqueue_key_with_delay(self, key: str, delay: float) -> None:
+        self.enqueue_key_after(key, max(delay, self.sync_batch_period))
+
+    def enqueue_orphan(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        self.orphan_queue.add(f"{meta.get('namespace', '')}/{meta['name']}")
+
+    def cleanup_pod_finalizers(self, job: Obj) -> None:
+        job_uid = job["metadata"].get("uid")
+        for pod in self.pods.by_index(POD_CONTROLLER_UID_INDEX, str(job_uid)):
+            if has_tracking_finalizer(pod):
+                self.enqueue_orphan(pod)
+
+    # ------------------------------------------------------------------ lookups
+    def resolve_controller_ref(self, namespace: str, ref: Any) -> Obj | None:
+        if ref.get("kind") != "Job" or str(ref.get("apiVersion", "")).rpartition("/")[0] != "batch":
+            return None
+        job: Obj | None = self.jobs.get(namespace, ref.get("name"))
+        if job is None or job["metadata"].get("uid") != ref.get("uid"):
+            return None
+        return job
+
+    def jobs_selecting(self, pod: Obj) -> list[Obj]:
+        """Jobs in the pod's namespace whose selector matches it (adoption candidates)."""
+        if not labels_of(pod):
+            return []
+        namespace = pod["metadata"].get("namespace", "")
+        return [job for job in self.jobs.by_namespace(namespace) if selector_matches(job, pod)]
+
+    async def pods_for_job(self, job: Obj) -> list[Obj]:
+        """The Job's pods: owned ones (released if the selector no longer matches) plus matching orphans
+        (adopted, with the tracking finalizer)."""
+        meta = job["metadata"]
+        namespace, job_uid = meta.get("namespace", ""), str(meta.get("uid"))
+        candidates = [
+            *self.pods.by_index(POD_CONTROLLER_UID_INDEX, job_uid),
+            *self.pods.by_index(POD_CONTROLLER_UID_INDEX, orphan_index_key(namespace)),
+        ]
+
+        async def patch_pod(ns: str, name: str, body: Obj) -> object:
+            return await self.client.patch(PODS, name, body, ns, patch_type="strategic")
+
+        async def recheck() -> Obj:
+            return await self.client.get(JOBS, meta["name"], namespace)
+
+        claimer = ControllerRefManager(
+            owner=job,
+            api_version="batch/v1",
+            kind="Job",
+            selector=Selector.from_label_selector(js.spec(job).get("selector")),
+            patch_pod=patch_pod,
+            recheck_owner=recheck,
+            finalizers=(js.TRACKING_FINALIZER,),
+        )
+        pods: list[Obj] = await claimer.claim_pods(candidates)
+        for i, pod in enumerate(pods):
+            owned = any(r.get("uid") == job_uid for r in pod["metadata"].get("ownerReferences") or ())
+            if not owned and not has_tracking_finalizer(pod):
+                # Just adopted: the patch added the finalizer; count as if the cache showed it.
+                finalizers = [*(pod["metadata"].get("finalizers") or ()), js.TRACKING_FINALIZER]
+                pods[i] = {**pod, "metadata": {**pod["metadata"], "finalizers": finalizers}}
+        return pods
+
+    async def update_status(self, job: Obj) -> Obj:
+        updated: Obj = await self.client.update_status(JOBS, job)
+        return updated
+
+    # ------------------------------------------------------------------ reconcile and workers
+    async def reconcile(self, request: Request) -> Result | None:
+        from controllers.job.sync import sync_job
+
+        await sync_job(self, request.key)
+        return None
+
+    async def run(self) -> None:
+        self.setup()
+        async with asyncio.TaskGroup() as group:
+            group.create_task(super().run())
+            group.create_task(self._orphan_worker())
+
+    async def _orphan_worker(self) -> None:
+        from manager import QueueShutDown
+
+        informer = self.informer(PODS)
+        while not informer.has_synced():  # noqa: ASYNC110 - has_synced() is the informer contract
+            await asyncio.sleep(0.05)
+        queue = self.orphan_queue
+        while True:
+            try:
+                key = await queue.get()
+            except QueueShutDown:
+                return
+            try:
+                await self.handle_orphan_pod(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.log.warning("removing orphan pod finalizer failed", pod=key, error=str(exc))
+                queue.add_rate_limited(key)
+            else:
+                queue.forget(key)
+            finally:
+                queue.done(key)
+
+    async def handle_orphan_pod(self, key: str) -> None:
+        pod: Obj | None = self.pods.get_by_key(key)
+        if pod is None or not has_tracking_finalizer(pod):
+            return
+        from manager import controller_owner
+
+        ref = controller_owner(pod)
+        if ref is not None:
+            job = self.resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
+            if job is not None and js.external_manager(job, self.managed_by) is not None:
+                return  # the other controller's business
+            if job is not None and not is_job_finished(job):
+                return  # adopted (or still owned by a live Job): its sync handles the finalizer
+        with contextlib.suppress(NotFound):
+            await self.pod_control.remove_tracking_finalizer(pod)
+
+    async def drain(self) -> None:
+        self.orphan_queue.shut_down()
+        await super().drain()

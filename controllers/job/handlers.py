@@ -1,0 +1,164 @@
+"""Informer event handlers of the Job controller: which Job keys and orphan pods to queue, and when.
+
+Job adds, deletes and spec changes sync at once; pod events and status-only Job updates are batched
+(`sync_batch_period`, 1 s upstream) so a burst of pod changes costs one sync. Pod events also settle the
+creation/deletion expectations and the finalizer-removal expectations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controllers.common.podutil import Selector, labels_of, parse_time
+from controllers.job import metrics as m
+from controllers.job import spec as js
+from controllers.job.conditions import is_job_finished
+from controllers.job.counting import has_tracking_finalizer, is_terminal, uid
+from manager import controller_owner, unwrap_tombstone
+
+if TYPE_CHECKING:
+    from controllers.job.controller import JobController
+
+Obj = dict[str, Any]
+
+
+def _key(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def _finished_with_finalizer(pod: Obj | None) -> bool:
+    return pod is not None and is_terminal(pod) and has_tracking_finalizer(pod)
+
+
+def record_finished_pod_with_finalizer(old: Obj | None, new: Obj | None) -> None:
+    was, now = _finished_with_finalizer(old), _finished_with_finalizer(new)
+    if was != now:
+        m.TERMINATED_PODS_TRACKING_FINALIZER.labels("add" if now else "delete").inc()
+
+
+class JobEventHandler:
+    def __init__(self, ctl: JobController) -> None:
+        self.ctl = ctl
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.ctl.enqueue_key(_key(obj))
+        external = js.external_manager(obj, self.ctl.managed_by)
+        if external is not None:
+            m.JOBS_BY_EXTERNAL_CONTROLLER.labels(external).inc()
+
+    def on_update(self, old: Any, new: Any) -> None:
+        key = _key(new)
+        if old["metadata"].get("generation") == new["metadata"].get("generation"):
+            self.ctl.enqueue_key_batched(key)
+        else:
+            self.ctl.enqueue_key(key)
+        if is_job_finished(new):
+            # Backup: a finished Job should hold no finalizers any more.
+            self.ctl.cleanup_pod_finalizers(new)
+        start = parse_time(js.status(new).get("startTime"))
+        deadline = js.spec(new).get("activeDeadlineSeconds")
+        if (
+            start is not None
+            and deadline is not None
+            and js.spec(old).get("activeDeadlineSeconds") != deadline
+        ):
+            self.ctl.enqueue_key_after(key, float(deadline) - (self.ctl.now() - start))
+
+    def on_delete(self, obj: Any) -> None:
+        job = unwrap_tombstone(obj)
+        if job is None:
+            return
+        self.ctl.enqueue_key(_key(job))
+        self.ctl.cleanup_pod_finalizers(job)
+
+
+class PodEventHandler:
+    def __init__(self, ctl: JobController) -> None:
+        self.ctl = ctl
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        pod: Obj = obj
+        record_finished_pod_with_finalizer(None, pod)
+        if pod["metadata"].get("deletionTimestamp") is not None:
+            # Seen for the first time while already being deleted (e.g. after a restart): not a creation.
+            self._deleted(pod, final=False)
+            return
+        ref = controller_owner(pod)
+        if ref is not None:
+            job = self.ctl.resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
+            if job is None:
+                return
+            key = _key(job)
+            self.ctl.expectations.creation_observed(key)
+            self.ctl.enqueue_key_batched(key)
+            return
+        if has_tracking_finalizer(pod):
+            self.ctl.enqueue_orphan(pod)
+        for job in self.ctl.jobs_selecting(pod):
+            self.ctl.enqueue_key_batched(_key(job))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        old_pod: Obj = old
+        pod: Obj = new
+        record_finished_pod_with_finalizer(old_pod, pod)
+        if old_pod["metadata"].get("resourceVersion") == pod["metadata"].get("resourceVersion"):
+            return  # a resync
+        namespace = pod["metadata"].get("namespace", "")
+        if pod["metadata"].get("deletionTimestamp") is not None:
+            self._deleted(pod, final=False)
+        finalizer_removed = not has_tracking_finalizer(pod)
+        ref = controller_owner(pod)
+        old_ref = controller_owner(old_pod)
+        ref_changed = ref != old_ref
+        if ref_changed and old_ref is not None:
+            job = self.ctl.resolve_controller_ref(namespace, old_ref)
+            if job is not None:
+                if finalizer_removed:
+                    self.ctl.finalizer_expectations.removal_observed(_key(job), uid(pod))
+                self.ctl.enqueue_key_batched(_key(job))
+        if ref is not None:
+            job = self.ctl.resolve_controller_ref(namespace, ref)
+            if job is None:
+                return
+            if finalizer_removed:
+                self.ctl.finalizer_expectations.removal_observed(_key(job), uid(pod))
+            self.ctl.enqueue_key_batched(_key(job))
+            return
+        if has_tracking_finalizer(pod):
+            self.ctl.enqueue_orphan(pod)
+        if ref_changed or labels_of(pod) != labels_of(old_pod):
+            for job in self.ctl.jobs_selecting(pod):
+                self.ctl.enqueue_key_batched(_key(job))
+
+    def on_delete(self, obj: Any) -> None:
+        pod = unwrap_tombstone(obj)
+        if pod is None:
+            return
+        record_finished_pod_with_finalizer(pod, None)
+        self._deleted(pod, final=True)
+
+    def _deleted(self, pod: Obj, *, final: bool) -> None:
+        ref = controller_owner(pod)
+        with_finalizer = has_tracking_finalizer(pod)
+        if ref is None:
+            if with_finalizer:
+                self.ctl.enqueue_orphan(pod)  # it may have lost its Job to the garbage collector
+            return
+        job = self.ctl.resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
+        if job is None or is_job_finished(job):
+            if with_finalizer:
+                self.ctl.enqueue_orphan(pod)  # no sync will remove this finalizer
+            return
+        key = _key(job)
+        self.ctl.expectations.deletion_observed(key)
+        if final or not with_finalizer:
+            self.ctl.finalizer_expectations.removal_observed(key, uid(pod))
+        self.ctl.enqueue_key_batched(key)
+
+
+def selector_matches(job: Obj, pod: Obj) -> bool:
+    try:
+        return Selector.from_label_selector(js.spec(job).get("selector")).matches(labels_of(pod))
+    except ValueError:
+        return False

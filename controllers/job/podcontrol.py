@@ -1,0 +1,130 @@
+"""Pod writes of the Job controller, each with the event kube-controller-manager records for it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from controllers.common.podutil import NoLabelsError, new_controller_ref, pod_from_template
+from controllers.job import spec as js
+from controllers.job.backoff import INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY
+from controllers.job.finalizers import REMOVE_TRACKING_FINALIZER_PATCH
+from controllers.job.indexes import COMPLETION_INDEX_KEY, pod_generate_name
+from manager import PODS, ApiClient, ApiError, EventRecorder, NotFound
+
+Obj = dict[str, Any]
+COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
+
+
+def error_text(exc: BaseException) -> str:
+    """The API server's message (what a Go StatusError prints), else the exception text."""
+    if isinstance(exc, ApiError) and exc.message:
+        return exc.message
+    return str(exc)
+
+
+def is_namespace_terminating(exc: BaseException) -> bool:
+    if not isinstance(exc, ApiError):
+        return False
+    causes = exc.details.get("causes") or []
+    return any(isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in causes)
+
+
+def _add_index_env(containers: list[Obj]) -> None:
+    for container in containers:
+        env = container.setdefault("env", [])
+        if any(v.get("name") == COMPLETION_INDEX_ENV for v in env):
+            continue
+        env.append(
+            {
+                "name": COMPLETION_INDEX_ENV,
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{COMPLETION_INDEX_KEY}']"}},
+            }
+        )
+
+
+def build_pod(job: Mapping[str, Any], index: int | None, failure_counts: tuple[int, int] | None) -> Obj:
+    """The pod for `job` (and completion `index` when Indexed): template copy, controller ref, tracking
+    finalizer; Indexed pods also get the index annotation+label, hostname, JOB_COMPLETION_INDEX env, and with
+    backoffLimitPerIndex the failure-count annotations."""
+    meta = job["metadata"]
+    ref = new_controller_ref(job, "batch/v1", "Job")
+    pod = pod_from_template(
+        js.spec(job).get("template") or {}, meta["name"], ref, extra_finalizers=(js.TRACKING_FINALIZER,)
+    )
+    pod["metadata"]["namespace"] = meta.get("namespace")
+    if index is None:
+        return pod
+    pmeta = pod["metadata"]
+    pmeta["generateName"] = pod_generate_name(meta["name"], index)
+    annotations = pmeta.setdefault("annotations", {})
+    annotations[COMPLETION_INDEX_KEY] = str(index)
+    pmeta["labels"][COMPLETION_INDEX_KEY] = str(index)
+    if failure_counts is not None:
+        annotations[INDEX_FAILURE_COUNT_KEY] = str(failure_counts[0])
+        if failure_counts[1] > 0:
+            annotations[INDEX_IGNORED_FAILURE_COUNT_KEY] = str(failure_counts[1])
+    pod_spec = pod["spec"]
+    pod_spec["hostname"] = f"{meta['name']}-{index}"
+    _add_index_env(pod_spec.get("initContainers") or [])
+    _add_index_env(pod_spec.get("containers") or [])
+    return pod
+
+
+class PodControl:
+    def __init__(self, client: ApiClient, recorder: EventRecorder) -> None:
+        self.client = client
+        self.recorder = recorder
+
+    async def create(self, job: Obj, pod: Obj) -> Obj:
+        """Create the pod; records SuccessfulCreate or FailedCreate (not for a terminating namespace)."""
+        try:
+            created = await self.client.create(PODS, pod, pod["metadata"].get("namespace"))
+        except Exception as exc:
+            if not is_namespace_terminating(exc):
+                self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {error_text(exc)}")
+            raise
+        self.recorder.event(job, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+        return created
+
+    async def delete(self, job: Obj, pod: Mapping[str, Any]) -> None:
+        """Delete the pod; NotFound is raised silently, other errors after a FailedDelete event."""
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(PODS, meta["name"], meta.get("namespace"))
+        except NotFound:
+            raise
+        except Exception as exc:
+            self.recorder.event(job, "Warning", "FailedDelete", f"Error deleting: {error_text(exc)}")
+            raise
+        self.recorder.event(job, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}")
+
+    async def remove_tracking_finalizer(self, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        await self.client.patch(
+            PODS, meta["name"], REMOVE_TRACKING_FINALIZER_PATCH, meta.get("namespace"), patch_type="strategic"
+        )
+
+    async def remove_finalizers(
+        self, pods: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[bool], BaseException | None]:
+        """Remove the tracking finalizer from every pod (concurrently). Returns per-pod success (a pod already
+        gone counts as done) and the first error."""
+
+        async def one(pod: Mapping[str, Any]) -> bool:
+            try:
+                await self.remove_tracking_finalizer(pod)
+            except NotFound:
+                return True
+            return True
+
+        results = await asyncio.gather(*(one(p) for p in pods), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for err in errors:
+            if not isinstance(err, Exception):
+                raise err
+        return [r is True for r in results], (errors[0] if errors else None)
+
+
+__all__ = ["NoLabelsError", "PodControl", "build_pod"]
