@@ -21,11 +21,11 @@ from kubesim.errors import ApiError
 from kubesim.kubelet_clock import Clock, Timer, as_clock
 from kubesim.kubelet_nodes import host_ip, node_name, node_object, pod_ip
 from kubesim.kubelet_pods import (
+    KILLED_EXIT_CODE,
     UNSCHEDULABLE,
     AttemptLedger,
     PodBehaviour,
     finished_status,
-    is_marked_unschedulable,
     killed_status,
     restarted_status,
     running_status,
@@ -33,7 +33,7 @@ from kubesim.kubelet_pods import (
     set_readiness,
     unschedulable_status,
 )
-from kubesim.scheduler import Scheduler
+from kubesim.scheduler import Scheduler, unfit_reason, unschedulable_message
 from kubesim.store import Store, WatchEvent, format_time
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class _PodState:
 
     __slots__ = (
         "behaviour",
+        "deadline_due",
         "finish_due",
         "killed",
         "ready_due",
@@ -66,6 +67,7 @@ class _PodState:
         self.started = False
         self.ready_due = False
         self.finish_due = False
+        self.deadline_due = False
         self.terminating = False
         self.terminate_due = False
         self.killed = False
@@ -99,7 +101,8 @@ class Kubelet:
         self._wakeup = asyncio.Event()
         self._writing = False
         self._task: asyncio.Task[None] | None = None
-        self._subscription: Any = None
+        self._subscriptions: list[Any] = []
+        self._waiting: set[Key] = set()  # pods no node fits right now: retried when a node changes
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -107,15 +110,18 @@ class Kubelet:
         for name, index in self._node_index.items():
             if self.store.entry("nodes", "", name) is None:
                 self.store.create("nodes", node_object(index, now, self._rng))
-        self._subscription = self.store.subscribe("pods", self._on_event)
+        self._subscriptions = [
+            self.store.subscribe("pods", self._on_event),
+            self.store.subscribe("nodes", self._on_node_event),
+        ]
         for entry in self.store.entries("pods"):
             self._mark((entry.namespace, entry.name))
         self._task = asyncio.create_task(self._run(), name="kubesim-kubelet")
 
     async def stop(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions.clear()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -130,6 +136,10 @@ class Kubelet:
         if self._writing:  # our own write: the reconcile that made it carries on by itself
             return
         self._mark((event.entry.namespace, event.entry.name))
+
+    def _on_node_event(self, event: WatchEvent) -> None:
+        for key in self._waiting:
+            self._mark(key)
 
     def _mark(self, key: Key) -> None:
         self._dirty[key] = None
@@ -176,6 +186,7 @@ class Kubelet:
                 return
 
     def _forget(self, key: Key) -> None:
+        self._waiting.discard(key)
         state = self._states.pop(key, None)
         if state is not None:
             state.cancel_timers()
@@ -203,12 +214,16 @@ class Kubelet:
             self.scheduler.release(state.uid)
             return False
         if not node:
-            return self._schedule(state, pod)
+            return self._schedule(key, state, pod)
+        self._waiting.discard(key)
         if not self.scheduler.has_node(node):
             return False  # bound to a node no kubelet of ours runs: stays Pending, as on a real cluster
         self.scheduler.place(state.uid, node)
         if not state.started:
             return self._start(key, state, pod, node)
+        if state.deadline_due:
+            state.deadline_due = False
+            return self._exceed_deadline(state, pod)
         if state.finish_due:
             state.finish_due = False
             return self._finish(key, state, pod)
@@ -219,19 +234,30 @@ class Kubelet:
             return self._write(fresh)
         return False
 
-    def _schedule(self, state: _PodState, pod: Obj) -> bool:
-        if state.behaviour.unschedulable or not self.scheduler.nodes:
-            if is_marked_unschedulable(pod):
+    def _schedule(self, key: Key, state: _PodState, pod: Obj) -> bool:
+        if pod.get("spec", {}).get("schedulerName", "default-scheduler") != "default-scheduler":
+            return False  # another scheduler's pod: the default one leaves it alone
+        feasible: list[str] = []
+        reasons: list[str] = []
+        for name in self.scheduler.nodes:
+            entry = self.store.entry("nodes", "", name)
+            reason = "node(s) were not found" if entry is None else unfit_reason(pod, entry.obj)
+            if state.behaviour.unschedulable:
+                reason = f"node(s) were excluded by the {UNSCHEDULABLE}=true annotation"
+            if reason is None:
+                feasible.append(name)
+            else:
+                reasons.append(reason)
+        node = self.scheduler.pick(feasible) if feasible else None
+        if node is None:
+            self._waiting.add(key)
+            message = unschedulable_message(len(self.scheduler.nodes), reasons)
+            if _scheduled_condition(pod) == ("False", "Unschedulable", message):
                 return False
-            total = len(self.scheduler.nodes)
-            why = (
-                f"the pod is marked {UNSCHEDULABLE}=true" if total else "no nodes available to schedule pods"
-            )
             fresh = self._copy(pod)
-            fresh["status"] = unschedulable_status(pod, self._now(), f"0/{total} nodes are available: {why}.")
+            fresh["status"] = unschedulable_status(pod, self._now(), message)
             return self._write(fresh)
-        node = self.scheduler.pick()
-        assert node is not None
+        self._waiting.discard(key)
         fresh = self._copy(pod)
         fresh.setdefault("spec", {})["nodeName"] = node
         fresh["status"] = scheduled_status(pod, self._now())
@@ -251,12 +277,14 @@ class Kubelet:
         ready = state.behaviour.ready_after_seconds <= 0
         fresh = self._copy(pod)
         fresh["status"] = running_status(pod, host_ip(index), pod_ip(index, serial), self._now(), ready)
-        self._arm(key, state)
+        self._arm(key, state, pod.get("spec", {}).get("activeDeadlineSeconds"))
         return self._write(fresh)
 
-    def _arm(self, key: Key, state: _PodState) -> None:
+    def _arm(self, key: Key, state: _PodState, deadline: float | None = None) -> None:
         """Timers for one run of the containers: Ready after ready-after-seconds, exit after run-seconds."""
         behaviour = state.behaviour
+        if deadline is not None:
+            self._after(key, state, deadline, "deadline")
         if behaviour.ready_after_seconds > 0:
             self._after(key, state, behaviour.ready_after_seconds, "ready")
         if behaviour.run_seconds is not None:
@@ -274,6 +302,16 @@ class Kubelet:
         else:
             fresh["status"] = finished_status(pod, code, now)
             self.scheduler.release(state.uid)
+        return self._write(fresh)
+
+    def _exceed_deadline(self, state: _PodState, pod: Obj) -> bool:
+        """spec.activeDeadlineSeconds passed: the kubelet kills the containers and fails the pod."""
+        state.cancel_timers()
+        self.scheduler.release(state.uid)
+        fresh = self._copy(pod)
+        fresh["status"] = finished_status(pod, KILLED_EXIT_CODE, self._now())
+        fresh["status"]["reason"] = "DeadlineExceeded"
+        fresh["status"]["message"] = "Pod was active on the node longer than the specified deadline"
         return self._write(fresh)
 
     def _terminate(self, key: Key, state: _PodState, pod: Obj) -> bool:
@@ -324,3 +362,10 @@ class Kubelet:
         finally:
             self._writing = False
         return True
+
+
+def _scheduled_condition(pod: Obj) -> tuple[str, str, str] | None:
+    for cond in pod.get("status", {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled":
+            return str(cond.get("status")), str(cond.get("reason", "")), str(cond.get("message", ""))
+    return None

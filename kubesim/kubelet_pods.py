@@ -194,13 +194,6 @@ def unschedulable_status(pod: Obj, now: str, message: str) -> Obj:
     return status
 
 
-def is_marked_unschedulable(pod: Obj) -> bool:
-    for cond in pod.get("status", {}).get("conditions") or []:
-        if cond.get("type") == "PodScheduled":
-            return bool(cond.get("status") == "False" and cond.get("reason") == "Unschedulable")
-    return False
-
-
 def scheduled_status(pod: Obj, now: str) -> Obj:
     status = copy.deepcopy(pod.get("status") or {})
     status.setdefault("phase", "Pending")

@@ -16,7 +16,7 @@ import pytest
 from kubesim.kubelet_clock import ManualClock
 from kubesim.kubelet_pods import KILLED_EXIT_CODE, AttemptLedger, PodBehaviour
 from kubesim.pytest_plugin import KubeSimFactory
-from kubesim.scheduler import Scheduler
+from kubesim.scheduler import Scheduler, unfit_reason, unschedulable_message
 from tests.helpers import wait_for
 
 Obj = dict[str, Any]
@@ -298,6 +298,44 @@ async def test_scheduler_spreads_pods_over_nodes(manual: tuple[Api, ManualClock]
     assert sorted(per_node.values()) == [2, 2, 2]
 
 
+async def test_node_selector_waits_for_a_matching_node(manual: tuple[Api, ManualClock]) -> None:
+    api, _ = manual
+    manifest = pod_manifest("picky", restart_policy="Always")
+    manifest["spec"]["nodeSelector"] = {"disk": "ssd"}
+    await api.ok("POST", PODS, manifest)
+    pod = await wait_for(lambda: _unschedulable(api, "picky"), timeout=10, message="Unschedulable condition")
+    message = condition(pod, "PodScheduled")["message"]
+    assert message == "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    label = {"metadata": {"labels": {"disk": "ssd"}}}
+    await api.ok("PATCH", "/api/v1/nodes/kubesim-node-2", label, "application/merge-patch+json")
+    running = await wait_phase(api, "picky", "Running")
+    assert running["spec"]["nodeName"] == "kubesim-node-2"
+    assert condition(running, "PodScheduled")["status"] == "True"
+
+
+async def test_cordoned_nodes_get_no_pods(manual: tuple[Api, ManualClock]) -> None:
+    api, _ = manual
+    for name in ("kubesim-node-1", "kubesim-node-3"):
+        cordon = {"spec": {"unschedulable": True}}
+        await api.ok("PATCH", f"/api/v1/nodes/{name}", cordon, "application/merge-patch+json")
+    for i in range(3):
+        await api.ok("POST", PODS, pod_manifest(f"cordon-{i}", restart_policy="Always"))
+    for i in range(3):
+        assert (await wait_phase(api, f"cordon-{i}", "Running"))["spec"]["nodeName"] == "kubesim-node-2"
+
+
+async def test_active_deadline_fails_the_pod(manual: tuple[Api, ManualClock]) -> None:
+    api, clock = manual
+    manifest = pod_manifest("deadline", restart_policy="Always")
+    manifest["spec"]["activeDeadlineSeconds"] = 5
+    await api.ok("POST", PODS, manifest)
+    await wait_phase(api, "deadline", "Running")
+    clock.advance(5)
+    failed = await wait_phase(api, "deadline", "Failed")
+    assert failed["status"]["reason"] == "DeadlineExceeded"
+    assert main_container(failed)["state"]["terminated"]["exitCode"] == KILLED_EXIT_CODE
+
+
 async def test_deleted_pod_terminates_then_is_removed(manual: tuple[Api, ManualClock]) -> None:
     api, clock = manual
     await api.ok("POST", PODS, pod_manifest("gone", restart_policy="Always"))
@@ -409,6 +447,28 @@ def test_scheduler_least_loaded_with_round_robin_ties() -> None:
     scheduler.release("b")
     assert scheduler.pick() == "n2"
     assert Scheduler([]).pick() is None
+
+
+def test_node_fit_rules() -> None:
+    node = {
+        "metadata": {"name": "n1", "labels": {"zone": "a", "cores": "8"}},
+        "spec": {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]},
+    }
+    plain = pod_manifest("p")
+    assert unfit_reason(plain, node) == "node(s) had untolerated taint(s)"
+    plain["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    assert unfit_reason(plain, node) is None
+    terms = [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]},
+        {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["4"]}]},
+    ]
+    plain["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    assert unfit_reason(plain, node) is None  # the second term matches
+    terms.pop()
+    assert unfit_reason(plain, node) == "node(s) didn't match Pod's node affinity/selector"
+    assert unschedulable_message(3, ["b", "a", "b"]) == "0/3 nodes are available: 1 a, 2 b."
 
 
 def test_manual_clock_fires_timers_in_deadline_order() -> None:
