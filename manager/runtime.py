@@ -85,7 +85,7 @@ async def install(manager: Manager) -> None:
     """Called once by the Manager before it builds the controllers and starts its groups."""
     from manager.app import Group
 
-    if not manager.controllers:
+    if not any(isinstance(i.cls, type) and issubclass(i.cls, Controller) for i in manager.controllers):
         log.info("no controllers enabled: not connecting to an API server")
         return
     settings = manager.settings
