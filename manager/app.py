@@ -178,6 +178,9 @@ class Manager:
                 await startup
             except asyncio.CancelledError:
                 log.info("startup interrupted by shutdown")
+            except BaseException:
+                self.request_shutdown("startup failed", exit_code=1, graceful=False)
+                raise
             await requested
         finally:
             self.request_shutdown("stopping")

@@ -260,8 +260,12 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
         return await Manager(settings, controllers).run()
     except (ServerBindError, SandboxApplyError) as exc:
         raise UsageError(str(exc)) from None
-    except StartupError as exc:
-        log.error("startup failed", error=str(exc))
+    except Exception as exc:
+        if type(exc).__name__ == "ConfigException":  # kubernetes_asyncio: no usable kubeconfig/in-cluster
+            raise UsageError(f"cannot load the cluster configuration (--kubeconfig): {exc}") from None
+        if not isinstance(exc, StartupError):
+            log.error("startup failed", exc_info=exc)
+        print(f"aiokcm: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:
         if sandbox is not None:
