@@ -32,7 +32,7 @@ SELECTOR = "app=toy"
 
 
 class Toy(Controller):
-    """Behaviour per ConfigMap `data.mode`: ok, requeue (3 times), fail (twice), terminal, crash, slow."""
+    """Behaviour per ConfigMap `data.mode`: ok, requeue (3 times), fail (twice), terminal, crash, gated."""
 
     name = "toy-controller"
     concurrency = 4
@@ -46,6 +46,8 @@ class Toy(Controller):
         self.in_flight: set[str] = set()
         self.overlap = False
         self.context_seen: list[dict[str, Any]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
 
     async def reconcile(self, request: Request) -> Result | None:
         loop = asyncio.get_running_loop()
@@ -69,8 +71,8 @@ class Toy(Controller):
                 raise TerminalError("cannot ever work")
             if mode == "crash":
                 raise KeyError("a bug")
-            if mode == "slow":
-                await asyncio.sleep(0.05)
+            if mode == "gated":
+                await self.gate.wait()
             return None
         finally:
             self.in_flight.discard(request.key)
@@ -184,17 +186,22 @@ async def test_crashing_reconciles_never_kill_workers(harness: Harness) -> None:
 
 
 async def test_one_key_is_never_reconciled_by_two_workers_at_once(harness: Harness) -> None:
-    await harness.create("hot", "slow", n="0")
-    harness.start()
     ctl = harness.controller
-    await wait_for(lambda: "default/hot" in ctl.calls)
-    for n in range(1, 30):  # a stream of updates while reconciles of the same key are in flight
+    ctl.gate = asyncio.Event()
+    await harness.create("hot", "gated", n="0")
+    harness.start()
+    await wait_for(lambda: "default/hot" in ctl.in_flight, message="first reconcile in flight")
+    for n in range(1, 30):  # a stream of updates while the key is being reconciled, 3 workers idle
         await harness.client.patch(CONFIGMAPS, "hot", {"data": {"n": str(n)}}, "default")
-    await wait_for(lambda: len(ctl.calls["default/hot"]) >= 3, message="several reconciles of the hot key")
-    await wait_for(lambda: not ctl.queue.processing, message="queue idle")
+    hot = Request("default", "hot")
+    await wait_for(lambda: hot in ctl.queue._dirty, message="the updates re-dirtied the key")
+    await wait_for(lambda: (ctl.lister(CONFIGMAPS).get_by_key("default/hot") or {})["data"]["n"] == "29")
+    assert len(ctl.calls["default/hot"]) == 1  # parked, not handed to an idle worker
+    ctl.gate.set()
+    await wait_for(lambda: len(ctl.calls["default/hot"]) == 2 and not ctl.queue.processing,
+                   message="exactly one more reconcile")
     assert not ctl.overlap
-    # Updates during a reconcile coalesce: far fewer reconciles than updates.
-    assert len(ctl.calls["default/hot"]) < 30
+    assert len(ctl.queue) == 0
 
 
 async def test_run_is_restartable(harness: Harness) -> None:
