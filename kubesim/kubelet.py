@@ -255,12 +255,12 @@ class Kubelet:
             if _scheduled_condition(pod) == ("False", "Unschedulable", message):
                 return False
             fresh = self._copy(pod)
-            fresh["status"] = unschedulable_status(pod, self._now(), message)
+            fresh["status"] = unschedulable_status(fresh, self._now(), message)
             return self._write(fresh)
         self._waiting.discard(key)
         fresh = self._copy(pod)
         fresh.setdefault("spec", {})["nodeName"] = node
-        fresh["status"] = scheduled_status(pod, self._now())
+        fresh["status"] = scheduled_status(fresh, self._now())
         if not self._write(fresh):
             return False
         self.scheduler.place(state.uid, node)
@@ -276,7 +276,7 @@ class Kubelet:
         serial = self._ip_serial[node] = self._ip_serial[node] + 1
         ready = state.behaviour.ready_after_seconds <= 0
         fresh = self._copy(pod)
-        fresh["status"] = running_status(pod, host_ip(index), pod_ip(index, serial), self._now(), ready)
+        fresh["status"] = running_status(fresh, host_ip(index), pod_ip(index, serial), self._now(), ready)
         self._arm(key, state, pod.get("spec", {}).get("activeDeadlineSeconds"))
         return self._write(fresh)
 
@@ -297,10 +297,10 @@ class Kubelet:
         now = self._now()
         state.cancel_timers()
         if behaviour.restarts_after(code):
-            fresh["status"] = restarted_status(pod, code, now, ready=behaviour.ready_after_seconds <= 0)
+            fresh["status"] = restarted_status(fresh, code, now, ready=behaviour.ready_after_seconds <= 0)
             self._arm(key, state)
         else:
-            fresh["status"] = finished_status(pod, code, now)
+            fresh["status"] = finished_status(fresh, code, now)
             self.scheduler.release(state.uid)
         return self._write(fresh)
 
@@ -309,7 +309,7 @@ class Kubelet:
         state.cancel_timers()
         self.scheduler.release(state.uid)
         fresh = self._copy(pod)
-        fresh["status"] = finished_status(pod, KILLED_EXIT_CODE, self._now())
+        fresh["status"] = finished_status(fresh, KILLED_EXIT_CODE, self._now())
         fresh["status"]["reason"] = "DeadlineExceeded"
         fresh["status"]["message"] = "Pod was active on the node longer than the specified deadline"
         return self._write(fresh)
@@ -327,7 +327,7 @@ class Kubelet:
         if state.started and not state.killed and pod.get("status", {}).get("phase") not in TERMINAL:
             state.killed = True
             fresh = self._copy(pod)
-            fresh["status"] = killed_status(pod, self._now())
+            fresh["status"] = killed_status(fresh, self._now())
             return self._write(fresh)
         state.removed = True
         self.scheduler.release(state.uid)

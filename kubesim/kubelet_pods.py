@@ -1,12 +1,11 @@
 """Pure pod logic of the simulated kubelet: what the annotations ask for, and the status a pod shows.
 
-Nothing here touches the store or the clock: every function takes plain dicts and timestamps, so the state
-machine can be unit-tested and reused by the scheduler and the kubelet alike.
+Nothing here touches the store or the clock: every function takes plain dicts and timestamps. The status
+builders edit and return the status of the pod they are given, which must be the caller's private copy.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,15 +186,23 @@ def set_condition(status: Obj, cond: Obj) -> None:
     conditions.append(cond)
 
 
+def _status_of(pod: Obj) -> Obj:
+    """The status dict of `pod` (created when missing); the builders edit it in place."""
+    status: Obj = pod.setdefault("status", {})
+    if status is None:
+        status = pod["status"] = {}
+    return status
+
+
 def unschedulable_status(pod: Obj, now: str, message: str) -> Obj:
-    status = copy.deepcopy(pod.get("status") or {})
+    status = _status_of(pod)
     status["phase"] = "Pending"
     set_condition(status, _condition("PodScheduled", False, now, "Unschedulable", message))
     return status
 
 
 def scheduled_status(pod: Obj, now: str) -> Obj:
-    status = copy.deepcopy(pod.get("status") or {})
+    status = _status_of(pod)
     status.setdefault("phase", "Pending")
     set_condition(status, _condition("PodScheduled", True, now))
     return status
@@ -208,7 +215,7 @@ def _containers(pod: Obj, key: str = "containers") -> list[Obj]:
 def running_status(pod: Obj, host_ip: str, pod_ip: str, now: str, ready: bool) -> Obj:
     """Status right after the kubelet started every container of a bound pod."""
     uid = pod["metadata"].get("uid", "")
-    status = copy.deepcopy(pod.get("status") or {})
+    status = _status_of(pod)
     status.update(
         phase="Running",
         hostIP=host_ip,
@@ -291,7 +298,7 @@ def _started_at(cs: Obj, fallback: str) -> str:
 def restarted_status(pod: Obj, exit_code: int, now: str, ready: bool) -> Obj:
     """The main container exited and is restarted in place: restartCount grows, lastState keeps the exit."""
     uid = pod["metadata"].get("uid", "")
-    status = copy.deepcopy(pod.get("status") or {})
+    status = _status_of(pod)
     statuses: list[Obj] = status.get("containerStatuses") or []
     for i, cs in enumerate(statuses):
         if i != 0:
@@ -308,7 +315,7 @@ def restarted_status(pod: Obj, exit_code: int, now: str, ready: bool) -> Obj:
 
 def finished_status(pod: Obj, exit_code: int, now: str) -> Obj:
     """Every container terminated (the main one with `exit_code`, the others with 0): the pod is terminal."""
-    status = copy.deepcopy(pod.get("status") or {})
+    status = _status_of(pod)
     statuses: list[Obj] = status.get("containerStatuses") or []
     for i, cs in enumerate(statuses):
         code = exit_code if i == 0 else 0
@@ -328,9 +335,9 @@ def finished_status(pod: Obj, exit_code: int, now: str) -> Obj:
 def killed_status(pod: Obj, now: str) -> Obj:
     """A pod deleted while running: its containers are killed and it turns Failed before it is removed."""
     if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
-        return copy.deepcopy(pod["status"])
+        return _status_of(pod)
     if not pod.get("status", {}).get("containerStatuses"):
-        status = copy.deepcopy(pod.get("status") or {})
+        status = _status_of(pod)
         status["phase"] = "Failed"
         return status
     return finished_status(pod, KILLED_EXIT_CODE, now)
