@@ -11,15 +11,25 @@ UID = "0b5b0e7e-1111-2222-3333-444455556666"
 
 
 def _pod_spec() -> dict[str, Any]:
-    return {"containers": [{"name": "c", "image": "busybox:1.36",
-                            "ports": [{"containerPort": 80}],
-                            "livenessProbe": {"httpGet": {"port": 80}}}]}
+    return {
+        "containers": [
+            {
+                "name": "c",
+                "image": "busybox:1.36",
+                "ports": [{"containerPort": 80}],
+                "livenessProbe": {"httpGet": {"port": 80}},
+            }
+        ]
+    }
 
 
 def _job(**spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": "pi", "namespace": "default", "uid": UID},
-            "spec": {"template": {"spec": {**_pod_spec(), "restartPolicy": "Never"}}, **spec}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi", "namespace": "default", "uid": UID},
+        "spec": {"template": {"spec": {**_pod_spec(), "restartPolicy": "Never"}}, **spec},
+    }
 
 
 def test_pod_defaults_admission_and_status() -> None:
@@ -37,19 +47,32 @@ def test_pod_defaults_admission_and_status() -> None:
     assert spec["serviceAccountName"] == "default"
     assert spec["serviceAccount"] == "default"
     assert spec["tolerations"] == [
-        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-         "tolerationSeconds": 300},
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-         "tolerationSeconds": 300}]
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+    ]
     container = spec["containers"][0]
     assert container["imagePullPolicy"] == "IfNotPresent"
     assert container["terminationMessagePath"] == "/dev/termination-log"
     assert container["terminationMessagePolicy"] == "File"
     assert container["resources"] == {}
     assert container["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
-    assert container["livenessProbe"] == {"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
-                                          "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
-                                          "failureThreshold": 3}
+    assert container["livenessProbe"] == {
+        "httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
+        "timeoutSeconds": 1,
+        "periodSeconds": 10,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    }
     assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     again = copy.deepcopy(pod)
     apply_defaults("pods", again)
@@ -57,10 +80,16 @@ def test_pod_defaults_admission_and_status() -> None:
 
 
 def test_pod_keeps_explicit_values_and_existing_tolerations() -> None:
-    pod = {"metadata": {"name": "p"},
-           "spec": {**_pod_spec(), "restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
-                    "priorityClassName": "system-node-critical",
-                    "tolerations": [{"operator": "Exists"}]}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            **_pod_spec(),
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 0,
+            "priorityClassName": "system-node-critical",
+            "tolerations": [{"operator": "Exists"}],
+        },
+    }
     apply_defaults("pods", pod)
     assert pod["spec"]["restartPolicy"] == "Never"
     assert pod["spec"]["terminationGracePeriodSeconds"] == 0
@@ -84,8 +113,16 @@ def test_qos_classes_and_requests_defaulted_from_limits() -> None:
     assert pod["status"]["qosClass"] == "Guaranteed"
     burstable = {"containers": [{"resources": {"requests": {"cpu": "100m"}}}]}
     assert qos_class(burstable) == "Burstable"
-    equal_units = {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"},
-                                                 "limits": {"cpu": "1000m", "memory": "1024Mi"}}}]}
+    equal_units = {
+        "containers": [
+            {
+                "resources": {
+                    "requests": {"cpu": "1", "memory": "1Gi"},
+                    "limits": {"cpu": "1000m", "memory": "1024Mi"},
+                }
+            }
+        ]
+    }
     assert qos_class(equal_units) == "Guaranteed"
     assert parse_quantity("1.5Gi") == 1.5 * 2**30
     assert parse_quantity("bogus") is None
@@ -101,8 +138,12 @@ def test_job_defaults_and_generated_selector() -> None:
     assert spec["manualSelector"] is False
     assert spec["podReplacementPolicy"] == "TerminatingOrFailed"
     assert spec["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}
-    expected_labels = {"job-name": "pi", "batch.kubernetes.io/job-name": "pi", "controller-uid": UID,
-                       "batch.kubernetes.io/controller-uid": UID}
+    expected_labels = {
+        "job-name": "pi",
+        "batch.kubernetes.io/job-name": "pi",
+        "controller-uid": UID,
+        "batch.kubernetes.io/controller-uid": UID,
+    }
     assert spec["template"]["metadata"]["labels"] == expected_labels
     assert job["metadata"]["labels"] == expected_labels
     assert spec["template"]["spec"]["terminationGracePeriodSeconds"] == 30
@@ -127,8 +168,9 @@ def test_job_variants() -> None:
     per_index = _job(completions=4, completionMode="Indexed", backoffLimitPerIndex=1)
     apply_defaults("jobs.batch", per_index)
     assert per_index["spec"]["backoffLimit"] == 2**31 - 1
-    with_policy = _job(podFailurePolicy={"rules": [{"action": "Ignore",
-                                                     "onPodConditions": [{"type": "DisruptionTarget"}]}]})
+    with_policy = _job(
+        podFailurePolicy={"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    )
     apply_defaults("jobs.batch", with_policy)
     assert with_policy["spec"]["podReplacementPolicy"] == "Failed"
     assert with_policy["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["status"] == "True"
@@ -147,8 +189,10 @@ def test_replicaset_and_deployment_defaults() -> None:
     assert "labels" not in rs["metadata"], "apps/v1 does not copy template labels"
     deployment = copy.deepcopy(rs)
     apply_defaults("deployments.apps", deployment)
-    assert deployment["spec"]["strategy"] == {"type": "RollingUpdate",
-                                              "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
     assert deployment["spec"]["revisionHistoryLimit"] == 10
     assert deployment["spec"]["progressDeadlineSeconds"] == 600
     recreate = {"spec": {"strategy": {"type": "Recreate"}}}

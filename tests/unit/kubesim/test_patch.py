@@ -25,71 +25,118 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 def _deployment() -> dict[str, Any]:
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "d1", "namespace": "default", "labels": {"app": "d"},
-                     "annotations": {LAST_APPLIED: "{}"}},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "d1",
+            "namespace": "default",
+            "labels": {"app": "d"},
+            "annotations": {LAST_APPLIED: "{}"},
+        },
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": {"app": "d"}},
-            "strategy": {"type": "RollingUpdate",
-                         "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+            },
             "template": {
                 "metadata": {"labels": {"app": "d"}},
-                "spec": {"containers": [
-                    {"name": "c", "image": "nginx:1", "ports": [{"containerPort": 80, "protocol": "TCP"}],
-                     "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
-                    {"name": "sidecar", "image": "busybox"},
-                ]},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "nginx:1",
+                            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+                        },
+                        {"name": "sidecar", "image": "busybox"},
+                    ]
+                },
             },
         },
     }
 
 
-def _patch(obj: dict[str, Any], body: Any, content_type: str, gvk: tuple[str, str, str] = DEPLOYMENT
-           ) -> dict[str, Any]:
+def _patch(
+    obj: dict[str, Any], body: Any, content_type: str, gvk: tuple[str, str, str] = DEPLOYMENT
+) -> dict[str, Any]:
     return apply_patch(obj, orjson.dumps(body), content_type, gvk)
 
 
 def test_kubectl_client_side_apply_patch_merges_containers_by_name_and_stores_no_directive() -> None:
     live = _deployment()
     order = [{"name": "c"}, {"name": "sidecar"}]
-    body = {"metadata": {"annotations": {LAST_APPLIED: "{\"new\":1}"}},
-            "spec": {"template": {"spec": {"$setElementOrder/containers": order,
-                                           "containers": [{"image": "nginx:2", "name": "c"}]}}}}
+    body = {
+        "metadata": {"annotations": {LAST_APPLIED: '{"new":1}'}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "$setElementOrder/containers": order,
+                    "containers": [{"image": "nginx:2", "name": "c"}],
+                }
+            }
+        },
+    }
     result = _patch(live, body, STRATEGIC_MERGE_PATCH)
     containers = result["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in containers] == ["c", "sidecar"]
     assert containers[0]["image"] == "nginx:2"
     assert containers[0]["env"] == live["spec"]["template"]["spec"]["containers"][0]["env"]
     assert "$setElementOrder/containers" not in orjson.dumps(result).decode()
-    assert result["metadata"]["annotations"][LAST_APPLIED] == "{\"new\":1}"
+    assert result["metadata"]["annotations"][LAST_APPLIED] == '{"new":1}'
     assert live == _deployment(), "the input must not be mutated"
 
 
 def test_set_element_order_reorders_merged_list() -> None:
     order = [{"name": "sidecar"}, {"name": "c"}]
-    body = {"spec": {"template": {"spec": {"$setElementOrder/containers": order,
-                                           "containers": [{"name": "c", "image": "nginx:3"}]}}}}
+    body = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "$setElementOrder/containers": order,
+                    "containers": [{"name": "c", "image": "nginx:3"}],
+                }
+            }
+        }
+    }
     result = _patch(_deployment(), body, STRATEGIC_MERGE_PATCH)
     assert [c["name"] for c in result["spec"]["template"]["spec"]["containers"]] == ["sidecar", "c"]
 
 
 def test_smp_null_deletes_and_new_list_element_is_appended() -> None:
-    body = {"metadata": {"labels": {"app": None, "tier": "web"}},
-            "spec": {"template": {"spec": {"containers": [{"name": "new", "image": "x"}]}}}}
+    body = {
+        "metadata": {"labels": {"app": None, "tier": "web"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "new", "image": "x"}]}}},
+    }
     result = _patch(_deployment(), body, STRATEGIC_MERGE_PATCH)
     assert result["metadata"]["labels"] == {"tier": "web"}
     assert [c["name"] for c in result["spec"]["template"]["spec"]["containers"]] == ["c", "sidecar", "new"]
 
 
 def test_smp_nested_merge_key_lists_env_and_ports() -> None:
-    body = {"spec": {"template": {"spec": {"containers": [
-        {"name": "c", "env": [{"name": "B", "value": "20"}, {"name": "C", "value": "3"}],
-         "ports": [{"containerPort": 8080}]}]}}}}
+    body = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "env": [{"name": "B", "value": "20"}, {"name": "C", "value": "3"}],
+                            "ports": [{"containerPort": 8080}],
+                        }
+                    ]
+                }
+            }
+        }
+    }
     result = _patch(_deployment(), body, STRATEGIC_MERGE_PATCH)
     container = result["spec"]["template"]["spec"]["containers"][0]
-    assert container["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "20"},
-                                {"name": "C", "value": "3"}]
+    assert container["env"] == [
+        {"name": "A", "value": "1"},
+        {"name": "B", "value": "20"},
+        {"name": "C", "value": "3"},
+    ]
     assert [p["containerPort"] for p in container["ports"]] == [80, 8080]
 
 
@@ -119,9 +166,15 @@ def test_smp_retain_keys_clears_other_strategy_fields() -> None:
 
 
 def test_smp_non_merge_lists_are_replaced() -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "c", "image": "i", "args": ["a", "b"]}],
-                    "tolerations": [{"key": "k1"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "c", "image": "i", "args": ["a", "b"]}],
+            "tolerations": [{"key": "k1"}],
+        },
+    }
     body = {"spec": {"containers": [{"name": "c", "args": ["z"]}], "tolerations": [{"key": "k2"}]}}
     result = _patch(pod, body, STRATEGIC_MERGE_PATCH, POD)
     assert result["spec"]["containers"][0]["args"] == ["z"]
@@ -142,8 +195,10 @@ def test_finalizers_merge_as_a_set() -> None:
 
 
 def test_owner_reference_patch_delete_by_uid() -> None:
-    refs = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u1", "controller": True},
-            {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u2"}]
+    refs = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u1", "controller": True},
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u2"},
+    ]
     pod = {"metadata": {"name": "p", "ownerReferences": copy.deepcopy(refs)}}
     body = {"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "u1"}], "uid": "pod-uid"}}
     result = _patch(pod, body, STRATEGIC_MERGE_PATCH, POD)
@@ -159,10 +214,12 @@ def test_smp_on_custom_resource_is_415_with_the_real_message() -> None:
         assert err.value.reason == "UnsupportedMediaType"
         assert err.value.message == (
             "the body of the request was in an unknown format - accepted media types include: "
-            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        )
         assert err.value.status()["code"] == 415
-        merged = _patch({"metadata": {"name": "w"}, "spec": {"a": 1, "b": [1]}}, {"spec": {"b": [2]}},
-                        MERGE_PATCH, WIDGET)
+        merged = _patch(
+            {"metadata": {"name": "w"}, "spec": {"a": 1, "b": [1]}}, {"spec": {"b": [2]}}, MERGE_PATCH, WIDGET
+        )
         assert merged["spec"] == {"a": 1, "b": [2]}
     finally:
         schemas.unregister_crd_schema(WIDGET)
@@ -176,13 +233,19 @@ def test_unknown_content_type_is_415() -> None:
 
 
 def test_merge_patch_rfc7386() -> None:
-    obj = {"spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}},
-           "metadata": {"labels": {"x": "1", "y": "2"}}}
-    body = {"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
-            "metadata": {"labels": {"x": None}}}
+    obj = {
+        "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}},
+        "metadata": {"labels": {"x": "1", "y": "2"}},
+    }
+    body = {
+        "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
+        "metadata": {"labels": {"x": None}},
+    }
     result = _patch(obj, body, "application/merge-patch+json; charset=utf-8")
-    assert result == {"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
-                      "metadata": {"labels": {"y": "2"}}}
+    assert result == {
+        "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
+        "metadata": {"labels": {"y": "2"}},
+    }
 
 
 def test_kubectl_scale_merge_patch() -> None:
@@ -190,10 +253,12 @@ def test_kubectl_scale_merge_patch() -> None:
 
 
 def test_json_patch_ops_and_test_failure_is_422() -> None:
-    ops = [{"op": "test", "path": "/spec/replicas", "value": 1},
-           {"op": "replace", "path": "/spec/replicas", "value": 5},
-           {"op": "add", "path": "/metadata/labels/new", "value": "v"},
-           {"op": "remove", "path": "/metadata/annotations"}]
+    ops = [
+        {"op": "test", "path": "/spec/replicas", "value": 1},
+        {"op": "replace", "path": "/spec/replicas", "value": 5},
+        {"op": "add", "path": "/metadata/labels/new", "value": "v"},
+        {"op": "remove", "path": "/metadata/annotations"},
+    ]
     result = _patch(_deployment(), ops, JSON_PATCH)
     assert result["spec"]["replicas"] == 5
     assert result["metadata"]["labels"]["new"] == "v"
@@ -202,16 +267,26 @@ def test_json_patch_ops_and_test_failure_is_422() -> None:
         _patch(_deployment(), [{"op": "test", "path": "/spec/replicas", "value": 9}], JSON_PATCH)
     assert err.value.code == 422
     assert err.value.reason == "Invalid"
-    assert err.value.details == {"causes": [{"reason": "UnexpectedServerResponse",
-                                             "message": "testing value /spec/replicas failed: test failed"}]}
+    assert err.value.details == {
+        "causes": [
+            {
+                "reason": "UnexpectedServerResponse",
+                "message": "testing value /spec/replicas failed: test failed",
+            }
+        ]
+    }
     with pytest.raises(PatchError) as err:
         _patch(_deployment(), [{"op": "remove", "path": "/spec/nothing"}], JSON_PATCH)
     assert err.value.code == 422
 
 
 def test_malformed_bodies_are_400() -> None:
-    for body, content_type in [(b"{not json", MERGE_PATCH), (b'{"op": "add"}', JSON_PATCH),
-                               (b"[1, 2]", STRATEGIC_MERGE_PATCH), (b"[1]", MERGE_PATCH)]:
+    for body, content_type in [
+        (b"{not json", MERGE_PATCH),
+        (b'{"op": "add"}', JSON_PATCH),
+        (b"[1, 2]", STRATEGIC_MERGE_PATCH),
+        (b"[1]", MERGE_PATCH),
+    ]:
         with pytest.raises(PatchError) as err:
             apply_patch(_deployment(), body, content_type, DEPLOYMENT)
         assert err.value.code == 400, (body, content_type)
