@@ -4,6 +4,7 @@ plus the type-specific rules (pod create status, Lease MicroTime strictness)."""
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 from kubesim import errors
@@ -55,7 +56,7 @@ def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
     for name in _SYSTEM_FIELDS:
         meta.pop(name, None)
     meta["creationTimestamp"] = format_time(now)
-    meta["uid"] = str(__import__("uuid").uuid4())  # before defaulting, as the apiserver: Job selectors use it
+    meta["uid"] = str(uuid.uuid4())  # before defaulting, as the apiserver does: Job selectors use it
     if rtype.generation != GEN_NONE:
         meta["generation"] = 1
     reset_status_on_create(rtype, obj)

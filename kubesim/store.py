@@ -251,8 +251,10 @@ class Store:
         if name in spaces.get(namespace, {}):
             plural, group = split_resource(resource)
             raise errors.already_exists(plural, group, name)
-        meta.setdefault("uid", str(uuid.uuid4()))
-        meta.setdefault("creationTimestamp", format_time(self.clock()))
+        if "uid" not in meta:
+            meta["uid"] = str(uuid.uuid4())
+        if "creationTimestamp" not in meta:
+            meta["creationTimestamp"] = format_time(self.clock())
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
         entry = Entry(obj, _dumps(obj), rv)
