@@ -6,6 +6,7 @@ and terminate-seconds are exact and cost no wall time; one test runs on the real
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -484,3 +485,28 @@ def test_manual_clock_fires_timers_in_deadline_order() -> None:
     assert fired == ["chained", "early"]
     clock.advance(1)
     assert fired == ["chained", "early", "late"] and clock() == start + 2 and clock.pending == 0
+
+
+async def test_official_client_reads_simulated_nodes_and_pods(
+    kubesim: Any, session: aiohttp.ClientSession
+) -> None:
+    """The kubelet's objects deserialise into the official client's models (required fields all present)."""
+    from kubernetes import client
+
+    api = Api(session, kubesim.url)
+    await api.ok("POST", PODS, pod_manifest("typed"))
+    await wait_phase(api, "typed", "Succeeded")
+
+    def read() -> tuple[Any, Any]:
+        config = client.Configuration(host=kubesim.url)
+        with client.ApiClient(config) as api_client:
+            core = client.CoreV1Api(api_client)
+            return core.list_node(), core.read_namespaced_pod("typed", NS)
+
+    nodes, pod = await asyncio.to_thread(read)
+    assert [n.status.node_info.kubelet_version for n in nodes.items] == ["v1.32.0"] * 3
+    assert nodes.items[0].status.conditions[-1].type == "Ready"
+    assert pod.status.phase == "Succeeded"
+    terminated = pod.status.container_statuses[0].state.terminated
+    assert terminated.exit_code == 0 and terminated.reason == "Completed"
+    assert pod.status.pod_ip and pod.status.start_time is not None
