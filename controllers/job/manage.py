@@ -46,34 +46,34 @@ def pods_for_removal(job: Obj, pods: Sequence[Obj], at_least: int) -> list[Obj]:
     return remove
 
 
-async def manage_job(ctl: JobController, state: SyncState) -> tuple[int, int, str, BaseException | None]:
-    """Returns (active, terminating, metrics action, error)."""
+async def manage_job(ctl: JobController, state: SyncState) -> tuple[int, int, int, str, BaseException | None]:
+    """Returns (active, terminating, ready pods deleted, metrics action, error)."""
     job, key = state.job, state.key
     active = len(state.active_pods)
     terminating = state.terminating
     if js.is_suspended(job):
         doomed = pods_for_removal(job, state.active_pods, active)
         ctl.expectations.expect_deletions(key, len(doomed))
-        removed, error = await delete_job_pods(ctl, job, key, doomed)
-        return active - removed, terminating + removed, m.ACTION_PODS_DELETED, error
+        removed, removed_ready, error = await delete_job_pods(ctl, job, key, doomed)
+        return active - removed, terminating + removed, removed_ready, m.ACTION_PODS_DELETED, error
 
     want = want_active(job, active, state.succeeded)
     doomed = pods_for_removal(job, state.active_pods, max(active - want, 0))[:MAX_POD_CREATE_DELETE_PER_SYNC]
     if doomed:
         # Creating and deleting in the same sync is never done; deleting wins.
         ctl.expectations.expect_deletions(key, len(doomed))
-        removed, error = await delete_job_pods(ctl, job, key, doomed)
-        return active - removed, terminating + removed, m.ACTION_PODS_DELETED, error
+        removed, removed_ready, error = await delete_job_pods(ctl, job, key, doomed)
+        return active - removed, terminating + removed, removed_ready, m.ACTION_PODS_DELETED, error
 
     blocking = terminating if js.only_replace_failed_pods(job) else 0
     diff = want - blocking - active
     if diff <= 0:
-        return active, terminating, m.ACTION_TRACKING, None
+        return active, terminating, 0, m.ACTION_TRACKING, None
     if not js.has_backoff_limit_per_index(job):
         remaining = ctl.backoff.remaining(state.new_backoff)
         if remaining > 0:
             ctl.enqueue_key_with_delay(key, remaining)
-            return active, terminating, m.ACTION_PODS_CREATED, None
+            return active, terminating, 0, m.ACTION_PODS_CREATED, None
     diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
     indexes: list[int] | None = None
     if js.is_indexed(job):
@@ -82,12 +82,12 @@ async def manage_job(ctl: JobController, state: SyncState) -> tuple[int, int, st
             indexes, remaining = _indexes_ready_now(ctl, indexes, state.delayed)
             if remaining > 0:
                 ctl.enqueue_key_with_delay(key, remaining)
-                return active, terminating, m.ACTION_PODS_CREATED, None
+                return active, terminating, 0, m.ACTION_PODS_CREATED, None
         diff = len(indexes)
     if diff == 0:
-        return active, terminating, m.ACTION_PODS_CREATED, None
+        return active, terminating, 0, m.ACTION_PODS_CREATED, None
     created, error = await create_pods(ctl, state, diff, indexes)
-    return active + created, terminating, m.ACTION_PODS_CREATED, error
+    return active + created, terminating, 0, m.ACTION_PODS_CREATED, error
 
 
 def _non_pending(state: SyncState) -> Intervals:
@@ -173,23 +173,29 @@ def _record_creations(job: Obj, state: SyncState, succeeded: int, failed: int) -
 
 async def delete_job_pods(
     ctl: JobController, job: Obj, key: str, pods: Sequence[Obj]
-) -> tuple[int, BaseException | None]:
-    """Scale-down / suspend deletion: the finalizer goes first, so these pods are never counted as failed."""
+) -> tuple[int, int, BaseException | None]:
+    """Scale-down / suspend deletion: the finalizer goes first, so these pods are never counted as failed.
+    Returns (deleted, of which ready, first error)."""
+    deleted_ready = 0
 
     async def delete(pod: Obj) -> bool:
+        nonlocal deleted_ready
         try:
             if has_tracking_finalizer(pod):
                 await ctl.pod_control.remove_tracking_finalizer(pod)
             await ctl.pod_control.delete(job, pod)
         except NotFound:
             ctl.expectations.deletion_observed(key)
+            deleted_ready += is_ready(pod)
             return True
         except Exception:
             ctl.expectations.deletion_observed(key)
             raise
+        deleted_ready += is_ready(pod)
         return True
 
-    return await _gather_deletes(delete, pods)
+    deleted, error = await _gather_deletes(delete, pods)
+    return deleted, deleted_ready, error
 
 
 async def delete_active_pods(ctl: JobController, state: SyncState) -> tuple[int, int, BaseException | None]:

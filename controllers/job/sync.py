@@ -182,7 +182,8 @@ async def _sync(ctl: JobController, state: SyncState) -> None:
     else:
         managed = False
         if satisfied and job["metadata"].get("deletionTimestamp") is None:
-            active, terminating, state.action, manage_error = await manage_job(ctl, state)
+            active, terminating, deleted_ready, state.action, manage_error = await manage_job(ctl, state)
+            ready -= deleted_ready
             managed = True
         completions = js.completions(job)
         if completions is None:
