@@ -173,6 +173,19 @@ def _condition(
     return cond
 
 
+# The order a real kubelet reports pod conditions in.
+_CONDITION_ORDER = {
+    kind: i
+    for i, kind in enumerate(
+        ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+    )
+}
+
+
+def _order_conditions(status: Obj) -> None:
+    status["conditions"].sort(key=lambda c: _CONDITION_ORDER.get(c.get("type"), len(_CONDITION_ORDER)))
+
+
 def set_condition(status: Obj, cond: Obj) -> None:
     """Replace the condition of the same type; keep its lastTransitionTime when the status is unchanged."""
     conditions: list[Obj] = status.setdefault("conditions", [])
@@ -267,6 +280,7 @@ def running_status(pod: Obj, host_ip: str, pod_ip: str, now: str, ready: bool) -
     set_condition(status, _condition("Initialized", True, now))
     set_condition(status, _condition("PodScheduled", True, now))
     set_readiness(status, ready, now)
+    _order_conditions(status)
     return status
 
 
