@@ -112,9 +112,12 @@ class ControllerContext:
     on_created: Callable[[Controller], None] | None = None
 
     def recorder(self, component: str) -> EventRecorder:
-        """An event recorder whose events name `component` as their source."""
+        """An event recorder whose events name `component` as their source (without an event
+        pipeline in this context, one that only logs)."""
         if self.events is None:
-            raise RuntimeError("this ControllerContext has no event recorder factory")
+            from manager.events import LogOnlyEventRecorder
+
+            return LogOnlyEventRecorder(component)
         return self.events(component)
 
 

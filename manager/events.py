@@ -256,6 +256,19 @@ class EventRecorder:
         }
 
 
+class LogOnlyEventRecorder(EventRecorder):
+    """What a controller gets when its context has no event pipeline (unit tests, tools): events are
+    logged, never sent."""
+
+    def __init__(self, component: str) -> None:  # no broadcaster on purpose
+        self.component = component
+
+    def event(self, obj: dict[str, Any], type: str, reason: str, message: str) -> None:
+        ref = object_reference(obj) if isinstance(obj, dict) else {}
+        log.info("event (not sent)", component=self.component, object=ref.get("name"),
+                 type=type, reason=reason, message=message)
+
+
 class EventBroadcaster:
     """The manager's one event pipeline: a bounded queue, the correlator and a background sender."""
 
