@@ -112,7 +112,8 @@ class Reflector:
         self.lists = 0
         self.expired = 0
         self.watches = 0
-        self._received = 0
+        self.received = 0  # events of the current watch stream
+        self.watching = False  # a watch stream is open right now
         self._labels = (self.name,)
 
     # ------------------------------------------------------------------ main loop
@@ -319,7 +320,7 @@ class Reflector:
             self.watches += 1
             metrics.WATCH_RESTARTS.labels(*self._labels).inc()
             started = self._clock()
-            self._received = 0
+            self.received = 0
             try:
                 await self._consume(stream)
             except (aiohttp.ClientConnectorError, TooManyRequests) as exc:
@@ -339,16 +340,23 @@ class Reflector:
                 log.debug("watch stream broken", resource=self.name, error=str(exc))
             finally:
                 await stream.aclose()
-            if self._received == 0 and self._clock() - started < 1.0:
+            if self.received == 0 and self._clock() - started < 1.0:
                 raise VeryShortWatchError("watch closed within a second without any event")
 
     async def _consume(self, stream: WatchStream) -> None:
         await stream.open()
         self._record_success()
+        self.watching = True
+        try:
+            await self._consume_events(stream)
+        finally:
+            self.watching = False
+
+    async def _consume_events(self, stream: WatchStream) -> None:
         sink_apply = self.sink.apply
         clock = self._clock
         async for event_type, obj in stream:
-            self._received += 1
+            self.received += 1
             if event_type == "BOOKMARK":
                 rv = (obj.get("metadata") or {}).get("resourceVersion")
                 if rv:

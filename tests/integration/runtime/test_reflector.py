@@ -95,6 +95,23 @@ async def assert_converges(client: ApiClient, informer: SharedInformer, mirror: 
     assert mirror.names <= churn.created, "a handler was told about an object that never existed"
 
 
+async def delivering_watch(client: ApiClient, informer: SharedInformer, churn: Churn, tag: object) -> None:
+    """Wait until the informer's current watch has delivered an event, writing markers until it does."""
+    count = 0
+
+    async def delivered() -> bool:
+        nonlocal count
+        if informer.reflector.watching and informer.reflector.received > 0:
+            return True
+        count += 1
+        name = f"marker-{tag}-{count}"
+        await client.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": NS}})
+        churn.created.add(name)
+        return False
+
+    await wait_for(delivered, timeout=10, interval=0.05, message="a watch delivering events")
+
+
 @pytest.fixture
 async def setup(kubesim: Any) -> Any:
     # qps=0: the churn must not be slowed by the client-side limiter; few retries so faults surface quickly.
@@ -140,9 +157,12 @@ async def test_compaction_gives_410_then_relist(setup: ApiClient, kubesim: Any) 
     informer.start()
     try:
         assert await informer.wait_for_cache_sync(10)
-        for _ in range(3):
+        for round_ in range(3):
             # the re-watch is held back while the server moves on and forgets its history: it must get 410
             expired_before = informer.reflector.expired
+            # a watch that already delivered events (one closed at once without any is a "very short watch",
+            # which relists instead of resuming)
+            await delivering_watch(client, informer, churn, round_)
             latency = kubesim.faults.add_latency(0.3, verb="watch", resource="configmaps")
             kubesim.faults.close_watches()
             await churn.run(15)
