@@ -64,6 +64,7 @@ class QueueMetrics:
     """Per-queue bookkeeping: when each waiting item was added and when each processed item was started."""
 
     __slots__ = ("__weakref__", "add_times", "clock", "depth", "name", "start_times", "stats")
+    # `clock.now` is looked up on every call: a LoopClock rebinds it once it knows its loop.
 
     def __init__(self, name: str, clock: Clock) -> None:
         self.name = name
