@@ -9,6 +9,7 @@ added with :meth:`HttpServer.add_get` before :meth:`HttpServer.start`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -26,7 +27,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _TEXT_HEADERS = {"X-Content-Type-Options": "nosniff"}
 
 
-class ServerBindError(OSError):
+class ServerBindError(Exception):
     """The server cannot listen on the requested address (port in use, bad address, no permission)."""
 
 
@@ -74,9 +75,9 @@ class HttpServer:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
-            reason = exc.strerror or str(exc)
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
             raise ServerBindError(
-                exc.errno, f"cannot listen on {self.bind_address}:{self.requested_port}: {reason}"
+                f"cannot listen on {self.bind_address}:{self.requested_port}: {reason}"
             ) from None
         self._runner = runner
         sockname = runner.addresses[0]
