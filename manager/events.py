@@ -240,7 +240,7 @@ class EventRecorder:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{ref.get('name', '')}.{int(now * 1e9):x}",
+                "name": f"{ref.get('name', '')}.{self.broadcaster.unique_nanos(now):x}",
                 "namespace": ref.get("namespace") or "default",
             },
             "involvedObject": ref,
@@ -286,6 +286,14 @@ class EventBroadcaster:
         self._queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=max_queued)
         self._task: asyncio.Task[None] | None = None
         self._recorders: dict[str, EventRecorder] = {}
+        self._last_nanos = 0
+
+    def unique_nanos(self, now: float) -> int:
+        """Nanoseconds of `now` for an event name, strictly increasing: a float timestamp only resolves
+        a few hundred nanoseconds, and two events named alike would make the second one AlreadyExists."""
+        nanos = max(int(now * 1e9), self._last_nanos + 1)
+        self._last_nanos = nanos
+        return nanos
 
     def recorder(self, component: str) -> EventRecorder:
         if component not in self._recorders:

@@ -142,3 +142,11 @@ async def test_full_queue_drops_and_counts() -> None:
     assert broadcaster.pending == 3
     assert REGISTRY.get_sample_value("events_dropped_total", {"component": "drop-test"}) == before + 2
     recorder.event({"not": "an object"}, "Normal", "R", "m")  # unreadable objects never raise
+
+
+def test_event_names_are_unique_even_within_one_clock_tick() -> None:
+    ticks = Ticks()
+    broadcaster = EventBroadcaster(client=None, clock=ticks)  # type: ignore[arg-type]
+    recorder = broadcaster.recorder("c")
+    names = {recorder.make_event(POD, "Normal", "R", f"m{i}")["metadata"]["name"] for i in range(100)}
+    assert len(names) == 100
