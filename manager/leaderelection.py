@@ -178,6 +178,8 @@ class LeaderElector:
             log.warning("lease call timed out", timeout=timeout)
         except (ApiError, OSError) as exc:
             log.warning("lease call failed", error=str(exc))
+        except Exception:  # e.g. a malformed Lease: keep the election alive, count it as a failed try
+            log.exception("unexpected error in a lease call")
         return False
 
     def _holds(self) -> bool:
@@ -279,7 +281,10 @@ class LeaderElectionRunnable:
             self._task.result()  # surface an exception; a clean return means lost before acting
 
     async def _run(self) -> None:
-        await self.elector.run()
+        try:
+            await self.elector.run()
+        except Exception:  # whatever ended the election, we no longer hold the lease
+            log.exception("leader election failed")
         self._on_lost()
 
     async def stop(self) -> None:
