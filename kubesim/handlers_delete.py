@@ -124,6 +124,8 @@ def delete_one(
         )
     dry_run = "All" in (options.get("dryRun") or [])
     if rtype.plural == "namespaces" and not rtype.group:
+        if name in namespaces.IMMORTAL:
+            raise errors.forbidden("namespaces", "", name, "this namespace may not be deleted")
         return namespaces.begin_delete(ctx, obj, dry_run), False
     if rtype.plural == "customresourcedefinitions":
         return crd.begin_delete(ctx, obj, dry_run), False

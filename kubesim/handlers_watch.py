@@ -80,6 +80,9 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
     raw_rv = query.get("resourceVersion", "")
     start_rv = parse_rv(raw_rv) if raw_rv else 0
     keep = selectors(request, rtype)
+    if target.name:
+        only, by_name = target.name, keep
+        keep = lambda obj: obj["metadata"]["name"] == only and (by_name is None or by_name(obj))  # noqa: E731
     namespace = None if target.all_namespaces or not rtype.namespaced else target.namespace
     encoder = Encoder(rtype, accept)
     store = ctx.store

@@ -9,7 +9,7 @@ from aiohttp import web
 from kubesim import apply, crd, errors, patch
 from kubesim.admission import Write, copy_json
 from kubesim.context import ApiContext, to_view
-from kubesim.request import Target, check_kind, decode_object, media_type, read_body
+from kubesim.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
 
 JSON = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -127,6 +127,7 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         raise from_status(exc.status()) from None
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
+    check_meta_types(patched, rtype.kind)
     _check_identity(target, patched)
     result = write.update(patched, old, sub)
     _after_write(ctx, write, result)

@@ -15,6 +15,7 @@ from kubesim.store import format_time
 JSON = dict[str, Any]
 log = logging.getLogger(__name__)
 _POLL = 0.05
+IMMORTAL = ("default", "kube-system", "kube-public")  # NamespaceLifecycle refuses to delete these
 
 
 def begin_delete(ctx: ApiContext, obj: JSON, dry_run: bool) -> JSON:

@@ -57,9 +57,11 @@ def seed_cluster(sim: KubeSim) -> None:
 def _pick(request: web.Request, target: Target) -> Handler:
     method, sub, named = request.method, target.subresource, bool(target.name)
     if method == "GET":
+        watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
         if not named:
-            watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
             return watch_objects if watch else list_objects
+        if watch and not sub:
+            return watch_objects  # a watch of one object: the collection filtered by name
         return get_scale if sub == "scale" else get_object
     if method == "POST" and not named:
         return create_object

@@ -112,6 +112,9 @@ class KubeSim:
             await self.kubelet.stop()
             self.kubelet = None
         self.watches.close_all_watches()
+        if self.api is not None:
+            for task in list(self.api.background):
+                task.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
