@@ -23,6 +23,7 @@ import pytest
 
 from manager.cli import main
 from manager.registry import GROUP
+from manager.sandbox import SandboxApplyError, apply_manifests
 from manager.settings import Settings
 from tests.helpers import wait_for
 
@@ -109,12 +110,15 @@ class Daemon:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.lines: list[str] = []
-        self.reader = asyncio.create_task(self._read())
+        self.stdout: list[str] = []
+        self.reader = asyncio.create_task(self._read(process.stderr, self.lines))
+        self.stdout_reader = asyncio.create_task(self._read(process.stdout, self.stdout))
 
-    async def _read(self) -> None:
-        assert self.process.stderr is not None
-        async for raw in self.process.stderr:
-            self.lines.append(raw.decode().rstrip("\n"))
+    @staticmethod
+    async def _read(stream: asyncio.StreamReader | None, into: list[str]) -> None:
+        assert stream is not None
+        async for raw in stream:
+            into.append(raw.decode().rstrip("\n"))
 
     def events(self) -> list[dict[str, Any]]:
         out = []
@@ -135,6 +139,7 @@ class Daemon:
     async def wait(self, timeout: float = 20) -> int:
         code = await asyncio.wait_for(self.process.wait(), timeout)
         await self.reader
+        await self.stdout_reader
         return code
 
 
@@ -145,7 +150,7 @@ async def start(env: dict[str, str], tmp_path: Path) -> AsyncIterator[Any]:
     async def _start(*args: str, extra_env: dict[str, str] | None = None) -> Daemon:
         process = await asyncio.create_subprocess_exec(
             str(AIOKCM), *BASE_FLAGS, *args, env={**env, **(extra_env or {})}, cwd=tmp_path,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         daemon = Daemon(process)
         started.append(daemon)
@@ -350,3 +355,59 @@ async def test_second_signal_exits_at_once(start: Any) -> None:
     daemon.process.send_signal(signal.SIGINT)
     assert await daemon.wait(timeout=10) == 1
     assert daemon.find("second signal: exiting now")
+
+
+# ---- --sandbox: an embedded kubesim, manifests applied over HTTP ------------------------------------------
+
+MANIFESTS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: sandbox-settings}
+data: {greeting: hello}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: sandbox-team}
+"""
+
+
+async def get_json(url: str) -> tuple[int, Any]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.json(content_type=None)
+
+
+async def test_sandbox_apply_creates_objects_and_leaves_existing_ones(kubesim: Any, tmp_path: Path) -> None:
+    (tmp_path / "objects.yaml").write_text(MANIFESTS)
+    (tmp_path / "kustomization.yaml").write_text("resources: [objects.yaml]\n")  # not an object: skipped
+    (tmp_path / "notes.txt").write_text("ignored")
+    assert await apply_manifests(kubesim.url, [str(tmp_path)]) == 2
+    status, configmap = await get_json(f"{kubesim.url}/api/v1/namespaces/default/configmaps/sandbox-settings")
+    assert status == 200 and configmap["data"] == {"greeting": "hello"}
+    assert (await get_json(f"{kubesim.url}/api/v1/namespaces/sandbox-team"))[0] == 200
+    assert await apply_manifests(kubesim.url, [str(tmp_path / "objects.yaml")]) == 0  # both exist already
+
+
+async def test_sandbox_apply_errors_name_the_culprit(kubesim: Any, tmp_path: Path) -> None:
+    with pytest.raises(SandboxApplyError, match="no-such-dir: no such file or directory"):
+        await apply_manifests(kubesim.url, [str(tmp_path / "no-such-dir")])
+    odd = tmp_path / "odd.yaml"
+    odd.write_text("apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n")
+    with pytest.raises(SandboxApplyError, match="has no Gadget in v1"):
+        await apply_manifests(kubesim.url, [str(odd)])
+
+
+async def test_sandbox_flag_runs_against_an_embedded_kubesim(start: Any, tmp_path: Path) -> None:
+    manifest = tmp_path / "objects.yaml"
+    manifest.write_text(MANIFESTS)
+    daemon = await start("--sandbox", f"--sandbox-apply={manifest}", "--controllers=steady")
+    await daemon.url()
+    await wait_for(lambda: daemon.find("sandbox manifests applied"), timeout=15, message="manifests applied")
+    printed = "\n".join(daemon.stdout)
+    assert "kubeconfig written to .sandbox/kubeconfig" in printed
+    sim_url = printed.split("kubesim serving at ", 1)[1].split()[0]
+    kubeconfig = (tmp_path / ".sandbox" / "kubeconfig").read_text()  # the daemon runs in tmp_path
+    assert sim_url in kubeconfig
+    status, _ = await get_json(f"{sim_url}/api/v1/namespaces/default/configmaps/sandbox-settings")
+    assert status == 200
+    daemon.process.send_signal(signal.SIGTERM)
+    assert await daemon.wait() == 0
