@@ -277,8 +277,8 @@ class LeaderElectionRunnable:
             await asyncio.wait({self._task, elected}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             elected.cancel()
-        if self._task.done():
-            self._task.result()  # surface an exception; a clean return means lost before acting
+        if not self.elector.leading:
+            raise RuntimeError("leader election ended before this replica became the leader")
 
     async def _run(self) -> None:
         try:
