@@ -59,7 +59,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AIOKCM_", extra="forbid", validate_default=True)
 
     kubeconfig: str | None = Field(
-        None, description="Path to a kubeconfig file. Without it and --master, in-cluster config is used."
+        None,
+        description="Path to a kubeconfig file. Without it and --master: the in-cluster service account "
+        "inside a pod, else $KUBECONFIG or ~/.kube/config.",
     )
     master: str | None = Field(None, description="URL of the API server; overrides the kubeconfig's server.")
     controllers: CommaList = Field(
@@ -74,9 +76,11 @@ class Settings(BaseSettings):
         5, gt=0, description="ReplicaSets synced concurrently (workers of replicaset-controller)."
     )
     concurrent_ttl_after_finished_syncs: int = Field(
-        5, gt=0, description="Workers of ttl-after-finished-controller."
+        5, gt=0, description="Workers of ttl-after-finished-controller (when installed)."
     )
-    concurrent_gc_syncs: int = Field(20, gt=0, description="Workers of garbage-collector-controller.")
+    concurrent_gc_syncs: int = Field(
+        20, gt=0, description="Workers of garbage-collector-controller (when installed)."
+    )
     kube_api_qps: float = Field(
         20.0, description="Sustained queries per second to the API server; <= 0 disables rate limiting."
     )
