@@ -223,7 +223,9 @@ def server_side_apply(
     merged: JSON = merge(live_content, config, node)
     if existing is not None:
         owned_elsewhere = set().union(*(e.fields for e in others)) if others else set()
-        for path in sorted(existing.fields - applied_set - owned_elsewhere, key=len, reverse=True):
+        doomed = existing.fields - applied_set - owned_elsewhere
+        # a removed list item takes its fields with it: remove outermost paths only
+        for path in sorted(p for p in doomed if not any(p[:n] in doomed for n in range(1, len(p)))):
             remove_path(merged, path, node)
     added, modified, removed = (
         _tracked(s, subresource) for s in compare(live_content, merged, node, custom=custom)
