@@ -203,11 +203,12 @@ async def test_crd_lifecycle(api: Api) -> None:
         "apiVersion": "example.com/v1",
         "kind": "Widget",
         "metadata": {"name": "w"},
-        "spec": {"size": 1, "replicas": 2},
+        "spec": {"size": 1, "replicas": 2, "unknown": True},
         "status": {"replicas": 9},
     }
     created = await api.ok("POST", WIDGETS, widget)
     assert created["metadata"]["generation"] == 1 and "status" not in created
+    assert created["spec"] == {"size": 1, "replicas": 2}  # pruned: not in the schema
     status, payload, _ = await api.call(
         "PUT", f"{WIDGETS}/w", dict(created, spec={"size": 2}) | {"metadata": {"name": "w"}}
     )

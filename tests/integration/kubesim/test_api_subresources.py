@@ -180,11 +180,22 @@ async def test_leader_election_has_exactly_one_winner(api: Api) -> None:
     assert sorted(status for status, _ in results) == [200, 409]
 
 
-async def test_managed_fields_follow_field_manager(api: Api) -> None:
+async def test_managed_fields_follow_field_manager_and_apply(api: Api) -> None:
+    cms = "/api/v1/namespaces/default/configmaps"
     created = await api.ok(
-        "POST",
-        "/api/v1/namespaces/default/configmaps?fieldManager=tester",
-        {"metadata": {"name": "m"}, "data": {"a": "b"}},
+        "POST", f"{cms}?fieldManager=tester", {"metadata": {"name": "m"}, "data": {"a": "b"}}
     )
-    managers = {e["manager"] for e in created["metadata"].get("managedFields", [])}
-    assert managers in (set(), {"tester"})  # recorded once kubesim.apply implements record_update
+    entries = created["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in entries] == [("tester", "Update")]
+    assert entries[0]["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "s"}, "data": {"a": "1"}}
+    apply_ct = "application/apply-patch+yaml"
+    first = await api.ok("PATCH", f"{cms}/s?fieldManager=one", applied, apply_ct)
+    assert [(e["manager"], e["operation"]) for e in first["metadata"]["managedFields"]] == [("one", "Apply")]
+    conflicting = dict(applied, data={"a": "2"})
+    status, payload = await api.call("PATCH", f"{cms}/s?fieldManager=two", conflicting, apply_ct)
+    assert status == 409 and payload["details"]["causes"][0]["reason"] == "FieldManagerConflict"
+    assert payload["message"] == 'Apply failed with 1 conflict: conflict with "one": .data.a'
+    forced = await api.ok("PATCH", f"{cms}/s?fieldManager=two&force=true", conflicting, apply_ct)
+    assert forced["data"] == {"a": "2"}
+    assert {e["manager"] for e in forced["metadata"]["managedFields"]} == {"two"}
