@@ -23,6 +23,8 @@ from manager import (
     Result,
     TerminalError,
     for_,
+    owns,
+    watches,
 )
 from manager.client.rest import create_client
 from manager.settings import Settings
@@ -227,3 +229,93 @@ async def test_stopping_makes_workers_return(harness: Harness) -> None:
     assert harness.task is not None
     await asyncio.wait_for(harness.task, 5)
     assert ctl.queue.shutting_down()
+
+
+# ---------------------------------------------------------------- event → key mappings
+
+def owned(name: str, owner_kind: str, owner_api_version: str, controller: bool = True) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "ownerReferences": [
+        {"kind": owner_kind, "apiVersion": owner_api_version, "name": f"owner-of-{name}", "uid": "u",
+         "controller": controller}]}}
+
+
+@pytest.mark.parametrize(("obj", "expected"), [
+    (owned("a", "Widget", "example.com/v1"), [Request("ns", "owner-of-a")]),
+    (owned("b", "Widget", "example.com/v2"), [Request("ns", "owner-of-b")]),  # any version of the group
+    (owned("c", "Widget", "other.io/v1"), []),
+    (owned("d", "Gadget", "example.com/v1"), []),
+    (owned("e", "Widget", "example.com/v1", controller=False), []),
+    ({"metadata": {"name": "orphan", "namespace": "ns"}}, []),
+], ids=["same-version", "other-version", "other-group", "other-kind", "not-controller", "orphan"])
+def test_enqueue_for_owner(obj: dict[str, Any], expected: list[Request]) -> None:
+    from manager.handlers import EnqueueForOwner
+
+    seen: list[Request] = []
+    handler = EnqueueForOwner(seen.append, "Widget", "example.com")
+    handler.on_add(obj, False)
+    assert seen == expected
+
+
+def test_owner_change_enqueues_old_and_new_owner_and_tombstones_unwrap() -> None:
+    from manager import DeletedFinalStateUnknown
+    from manager.handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped
+
+    seen: list[Request] = []
+    owners = EnqueueForOwner(seen.append, "Widget", "example.com")
+    old, new = owned("x", "Widget", "example.com/v1"), owned("x", "Widget", "example.com/v1")
+    new["metadata"]["ownerReferences"][0]["name"] = "new-owner"
+    owners.on_update(old, new)
+    assert seen == [Request("ns", "owner-of-x"), Request("ns", "new-owner")]
+    seen.clear()
+    owners.on_delete(DeletedFinalStateUnknown("ns/x", old))
+    EnqueueForObject(seen.append).on_delete(DeletedFinalStateUnknown("ns/x", old))
+    mapped = EnqueueMapped(seen.append, lambda o: [Request("ns", o["metadata"]["name"] + "-mapped")])
+    mapped.on_update(old, new)
+    assert seen == [Request("ns", "owner-of-x"), Request("ns", "x"), Request("ns", "x-mapped")]
+
+
+class OwnerMapper(Controller):
+    """owns() and watches(map_fn) wired through real informers."""
+
+    name = "owner-mapper-controller"
+    watches = (
+        for_(CONFIGMAPS, label_selector="app=primary"),
+        owns(CONFIGMAPS, kind="ConfigMap", api_version="v1", label_selector="app=child"),
+        watches(CONFIGMAPS, lambda obj: [Request("default", obj["data"]["target"])],
+                label_selector="app=pointer"),
+    )
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.keys: list[str] = []
+
+    async def reconcile(self, request: Request) -> Result | None:
+        self.keys.append(request.key)
+        return None
+
+
+async def test_owns_and_map_fn_through_informers(kubesim: Any) -> None:
+    client = await create_client(master=kubesim.url)
+    factory = InformerFactory(client)
+    ctl = OwnerMapper(ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
+                                        client=client, informers=factory))
+    task = asyncio.create_task(ctl.run())
+    try:
+        parent = await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "parent", "namespace": "default", "labels": {"app": "primary"}}})
+        await wait_for(lambda: "default/parent" in ctl.keys)
+        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "kid", "namespace": "default", "labels": {"app": "child"}, "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "other-parent",
+                "uid": parent["metadata"]["uid"], "controller": True}]}})
+        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "ptr", "namespace": "default", "labels": {"app": "pointer"}},
+            "data": {"target": "aimed"}})
+        await wait_for(lambda: {"default/other-parent", "default/aimed"} <= set(ctl.keys))
+        assert "default/kid" not in ctl.keys and "default/ptr" not in ctl.keys
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await factory.shutdown()
+        await client.close()
