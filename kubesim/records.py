@@ -1,0 +1,105 @@
+"""The values the store hands out: stored entries, watch events, subscriptions, and time formatting."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesim.store import Store
+
+JSON = dict[str, Any]
+
+
+def format_time(t: float) -> str:
+    """RFC 3339 with whole seconds and `Z`, as metav1.Time serialises."""
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(t: float) -> str:
+    """RFC 3339 with exactly six fractional digits, as metav1.MicroTime serialises."""
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def split_resource(resource: str) -> tuple[str, str]:
+    """ "jobs.batch" -> ("jobs", "batch"); "pods" -> ("pods", "")."""
+    plural, _, group = resource.partition(".")
+    return plural, group
+
+
+@dataclass(slots=True)
+class Entry:
+    """One stored version of an object: the dict, its serialised bytes and its revision."""
+
+    obj: JSON
+    data: bytes
+    rv: int
+
+    @property
+    def namespace(self) -> str:
+        return str(self.obj["metadata"].get("namespace", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    """A change: `type` is ADDED, MODIFIED or DELETED; `entry` the new state (for DELETED: the final state at
+    the deletion revision); `old` the previous state (None for ADDED). `cache` holds per-view encodings."""
+
+    type: str
+    resource: str
+    entry: Entry
+    old: Entry | None
+    cache: dict[Any, bytes] = field(default_factory=dict)
+
+    @property
+    def rv(self) -> int:
+        return self.entry.rv
+
+    @property
+    def obj(self) -> JSON:
+        return self.entry.obj
+
+    def line(self, event_type: str | None = None) -> bytes:
+        """The watch wire line `{"type":..,"object":..}\\n`, built from bytes serialised once."""
+        etype = event_type or self.type
+        cached = self.cache.get(etype)
+        if cached is None:
+            cached = b'{"type":"' + etype.encode() + b'","object":' + self.entry.data + b"}\n"
+            self.cache[etype] = cached
+        return cached
+
+
+class Subscription:
+    def __init__(self, store: Store, resource: str | None, callback: Callable[[WatchEvent], None]) -> None:
+        self._store = store
+        self.resource = resource
+        self.callback = callback
+
+    def close(self) -> None:
+        self._store._unsubscribe(self)
+
+
+class StoreWatch:
+    """Async iterator over a resource's events, for in-process consumers."""
+
+    def __init__(self, store: Store, resource: str | None) -> None:
+        self._queue: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
+        self._sub = store.subscribe(resource, self._queue.put_nowait)
+
+    def close(self) -> None:
+        self._sub.close()
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[WatchEvent]:
+        while (event := await self._queue.get()) is not None:
+            yield event
