@@ -411,3 +411,10 @@ async def test_sandbox_flag_runs_against_an_embedded_kubesim(start: Any, tmp_pat
     assert status == 200
     daemon.process.send_signal(signal.SIGTERM)
     assert await daemon.wait() == 0
+
+
+def test_readme_documents_every_flag() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for field in Settings.model_fields:
+        assert f"`--{field.replace('_', '-')}" in readme, field
+    assert "make run" in readme.split("\n## ")[0] and "make test" in readme.split("\n## ")[0]
