@@ -223,7 +223,9 @@ def server_side_apply(
     merged: JSON = merge(live_content, config, node)
     if existing is not None:
         owned_elsewhere = set().union(*(e.fields for e in others)) if others else set()
-        doomed = existing.fields - applied_set - owned_elsewhere
+        # only what the merged object holds as leaves or list items (never a map as a whole) is pruned
+        present = field_set(merged, node, custom=custom)
+        doomed = (present & existing.fields) - applied_set - owned_elsewhere
         # a removed list item takes its fields with it: remove outermost paths only
         for path in sorted(p for p in doomed if not any(p[:n] in doomed for n in range(1, len(p)))):
             remove_path(merged, path, node)

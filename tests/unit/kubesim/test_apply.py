@@ -271,3 +271,17 @@ def test_set_lists_and_custom_resources() -> None:
 def test_fields_v1_round_trip() -> None:
     fields = field_set(_config(), schemas.root(DEPLOYMENT))
     assert from_fields_v1(to_fields_v1(fields)) == fields
+
+
+def test_migrated_entry_owning_a_map_node_does_not_prune_the_map() -> None:
+    """kubectl --server-side first rewrites the client-side-apply entry into an Apply entry (csaupgrade),
+    which owns map nodes such as `f:labels` with `.`; a later apply must keep the map's applied keys."""
+    live = server_side_apply(None, _config(), "kubectl", False, DEPLOYMENT)
+    live["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:template"]["f:metadata"]["f:labels"][
+        "."
+    ] = {}
+    live["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:progressDeadlineSeconds"] = {}
+    live["spec"]["progressDeadlineSeconds"] = 600
+    result = server_side_apply(live, _config(), "kubectl", False, DEPLOYMENT)
+    assert result["spec"]["template"]["metadata"]["labels"] == {"app": "d"}
+    assert "progressDeadlineSeconds" not in result["spec"], "a leaf no longer applied is pruned"
