@@ -144,8 +144,15 @@ async def process(ctl: Controller, request: Request) -> None:
         start = time.perf_counter()
         try:
             result = await ctl.reconcile(request)
-        except asyncio.CancelledError:
-            raise
+        except asyncio.CancelledError as cancelled:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # we are being stopped
+            # A CancelledError leaking out of the reconcile (say, from a task it awaited) must not end
+            # this worker: treat it as a failure of this key.
+            RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+            _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
+            return
         except Exception as exc:
             RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
             _failed(ctl, request, exc)

@@ -34,7 +34,7 @@ SELECTOR = "app=toy"
 
 
 class Toy(Controller):
-    """Behaviour per ConfigMap `data.mode`: ok, requeue (3 times), fail (twice), terminal, crash, gated."""
+    """Behaviour per ConfigMap `data.mode`: ok, requeue (3x), fail (2x), terminal, crash, cancel, gated."""
 
     name = "toy-controller"
     concurrency = 4
@@ -73,6 +73,8 @@ class Toy(Controller):
                 raise TerminalError("cannot ever work")
             if mode == "crash":
                 raise KeyError("a bug")
+            if mode == "cancel" and len(calls) < 2:
+                raise asyncio.CancelledError("leaked from an awaited task")
             if mode == "gated":
                 await self.gate.wait()
             return None
@@ -175,10 +177,13 @@ async def test_crashing_reconciles_never_kill_workers(harness: Harness) -> None:
     panics_before = metric("controller_runtime_reconcile_panics_total")
     for i in range(8):  # twice as many crashing keys as workers
         await harness.create(f"crash-{i}", "crash")
+        await harness.create(f"cancel-{i}", "cancel")  # a stray CancelledError must not end a worker
     harness.start()
     ctl = harness.controller
     await wait_for(lambda: all(len(ctl.calls.get(f"default/crash-{i}", [])) >= 2 for i in range(8)),
                    message="every crashing key retried")
+    await wait_for(lambda: all(len(ctl.calls.get(f"default/cancel-{i}", [])) == 2 for i in range(8)),
+                   message="every key that leaked a CancelledError retried once")
     for i in range(10):
         await harness.create(f"fine-{i}", "ok")
     await wait_for(lambda: all(f"default/fine-{i}" in ctl.calls for i in range(10)),
