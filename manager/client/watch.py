@@ -45,6 +45,7 @@ class WatchStream:
         )
         self._response: aiohttp.ClientResponse | None = None
         self._iterator: AsyncIterator[WatchEvent] | None = None
+        self._unread: list[list[bytes]] = []
         self.decode_errors = 0
         self.events = 0
 
@@ -72,19 +73,44 @@ class WatchStream:
             self._iterator = self._events()
         return self._iterator
 
+    def unread(self, lines: list[bytes]) -> None:
+        """Give back lines a consumer took but did not process; `line_batches` yields them first."""
+        if lines:
+            self._unread.append(lines)
+
+    async def line_batches(self) -> AsyncIterator[list[bytes]]:
+        """The complete lines of each network read, undecoded (empty lines included).
+
+        For consumers that decode a whole batch in one synchronous block (the reflector does, with the
+        cyclic GC paused). An event split across reads is joined once, without quadratic copying.
+        """
+        await self.open()
+        response = self._response
+        assert response is not None
+        while self._unread:
+            yield self._unread.pop(0)
+        pending: list[bytes] = []
+        async for chunk in response.content.iter_any():
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            if pending:
+                pending.append(chunk)
+                chunk = b"".join(pending)
+                pending.clear()
+            lines = chunk.split(b"\n")
+            tail = lines.pop()
+            if tail:
+                pending.append(tail)
+            yield lines
+        if pending:
+            yield [b"".join(pending)]
+
     async def _events(self) -> AsyncIterator[WatchEvent]:
         try:
-            await self.open()
-            response = self._response
-            assert response is not None
-            pending = b""
-            async for chunk in response.content.iter_any():
-                if pending:
-                    chunk = pending + chunk
-                lines = chunk.split(b"\n")
-                pending = lines.pop()
+            async for lines in self.line_batches():
                 for line in lines:
-                    if not line.strip():
+                    if not line or line.isspace():
                         continue
                     try:
                         event = decode_watch_line(line)
@@ -92,14 +118,6 @@ class WatchStream:
                         self.decode_errors += 1
                         log.warning("undecodable watch line skipped", size=len(line))
                         continue
-                    self.events += 1
-                    yield event
-            if pending.strip():
-                try:
-                    event = decode_watch_line(pending)
-                except ValueError:
-                    self.decode_errors += 1
-                else:
                     self.events += 1
                     yield event
         finally:

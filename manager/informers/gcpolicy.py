@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 
 class GcFreezePolicy:
-    def __init__(self, refreeze_every: int = 20_000, enabled: bool = True) -> None:
+    def __init__(self, refreeze_every: int = 5_000, enabled: bool = True) -> None:
         self.refreeze_every = refreeze_every
         self.enabled = enabled
         self.pending = 0

@@ -262,7 +262,7 @@ class SharedInformer:
         return None
 
     # ------------------------------------------------------------------ sink (called by the reflector)
-    def _bad_object(self, obj: object, error: Exception) -> None:
+    def record_bad_object(self, obj: object, error: Exception) -> None:
         self.decode_errors += 1
         metrics.DECODE_ERRORS.labels(self.name).inc()
         if self.decode_errors <= 10 or self.decode_errors % 1000 == 0:
@@ -276,7 +276,7 @@ class SharedInformer:
             obj = self._transform(obj)
             key = object_key(obj)
         except Exception as exc:
-            self._bad_object(obj, exc)
+            self.record_bad_object(obj, exc)
             return
         listeners = self._listeners
         if event_type == "DELETED":
@@ -309,7 +309,7 @@ class SharedInformer:
                     obj = transform(raw)
                     key = object_key(obj)
                 except Exception as exc:
-                    self._bad_object(raw, exc)
+                    self.record_bad_object(raw, exc)
                     continue
                 seen.add(key)
                 old = indexer.upsert(key, obj)

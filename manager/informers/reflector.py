@@ -30,9 +30,10 @@ import structlog
 
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
 from manager.client.rest import ApiClient
-from manager.client.watch import WatchStream
+from manager.client.watch import WatchStream, decode_watch_line
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
+from manager.informers.gcpolicy import GC_POLICY
 from manager.resources import GroupVersionResource
 
 log = structlog.get_logger(__name__)
@@ -53,6 +54,8 @@ class ReflectorSink(Protocol):
     def replace(self, items: list[Obj], resource_version: str) -> None: ...
 
     def apply(self, event_type: str, obj: Obj) -> None: ...
+
+    def record_bad_object(self, obj: object, error: Exception) -> None: ...
 
 
 class VeryShortWatchError(Exception):
@@ -210,8 +213,10 @@ class Reflector:
                     self._count_expired()
                     return await self._list_unpaged(rv)
                 raise
-            page = orjson.loads(raw)
+            with GC_POLICY.paused():
+                page = orjson.loads(raw)
             page_items = page.get("items") or []
+            GC_POLICY.ingested(len(page_items))  # freeze the decoded pages before GC walks them again
             meta = page.get("metadata") or {}
             items.extend(page_items)
             list_rv = meta.get("resourceVersion") or list_rv
@@ -231,7 +236,8 @@ class Reflector:
             resource_version=rv,
             metadata_only=self.metadata_only,
         )
-        page = orjson.loads(raw)
+        with GC_POLICY.paused():
+            page = orjson.loads(raw)
         return page.get("items") or [], (page.get("metadata") or {}).get("resourceVersion", "")
 
     def _count_expired(self) -> None:
@@ -280,19 +286,33 @@ class Reflector:
             self._record_success()
             return stream
 
-    async def _initial_events(self, stream: WatchStream) -> list[Obj]:
-        """Collect the initial ADDED events; fail when the stream goes quiet for `watch_list_timeout` seconds
+    async def _initial_events(self, stream: WatchStream) -> None:
+        """Collect the initial ADDED events; fail when no ADDED arrives for `watch_list_timeout` seconds
         before the end bookmark (a server that ignores sendInitialEvents never sends it)."""
         loop = asyncio.get_running_loop()
         items: list[Obj] = []
+        paused = GC_POLICY.paused
         async with asyncio.timeout(self.watch_list_timeout) as deadline:
-            await stream.open()
-            async for event_type, obj in stream:
-                if event_type == "ADDED":  # progress; plain bookmarks do not count
+            async for lines in stream.line_batches():
+                before = len(items)
+                with paused():
+                    for index, line in enumerate(lines):
+                        event = self._decode(line)
+                        if event is not None and self._initial_event(items, *event):
+                            stream.unread(lines[index + 1 :])
+                            return
+                if len(items) > before:  # progress; plain bookmarks do not count
                     deadline.reschedule(loop.time() + self.watch_list_timeout)
-                if self._initial_event(items, event_type, obj):
-                    return items
         raise _WatchListFailed("stream ended before the initial-events-end bookmark")
+
+    def _decode(self, line: bytes) -> tuple[str, Obj] | None:
+        if not line or line.isspace():
+            return None
+        try:
+            return decode_watch_line(line)
+        except ValueError as exc:
+            self.sink.record_bad_object(line[:200], exc)
+            return None
 
     def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> bool:
         if event_type == "ADDED":
@@ -353,21 +373,33 @@ class Reflector:
             self.watching = False
 
     async def _consume_events(self, stream: WatchStream) -> None:
+        # Hot path: one network read's lines are decoded and applied in one synchronous block, with the
+        # cyclic GC paused (it would only re-walk the freshly decoded, acyclic objects).
         sink_apply = self.sink.apply
         clock = self._clock
-        async for event_type, obj in stream:
-            self.received += 1
-            if event_type == "BOOKMARK":
-                rv = (obj.get("metadata") or {}).get("resourceVersion")
-                if rv:
-                    self.last_sync_resource_version = rv
-            elif event_type == "ERROR":
-                raise error_from_status(obj)
-            else:
-                meta = obj.get("metadata")
-                if type(meta) is dict:
-                    rv = meta.get("resourceVersion")
-                    if rv:
-                        self.last_sync_resource_version = rv
-                sink_apply(event_type, obj)
+        paused = GC_POLICY.paused
+        async for lines in stream.line_batches():
+            with paused():
+                for line in lines:
+                    if not line or line.isspace():
+                        continue
+                    try:
+                        event_type, obj = decode_watch_line(line)
+                    except ValueError as exc:
+                        self.sink.record_bad_object(line[:200], exc)
+                        continue
+                    self.received += 1
+                    if event_type == "BOOKMARK":
+                        rv = (obj.get("metadata") or {}).get("resourceVersion")
+                        if rv:
+                            self.last_sync_resource_version = rv
+                    elif event_type == "ERROR":
+                        raise error_from_status(obj)
+                    else:
+                        meta = obj.get("metadata")
+                        if type(meta) is dict:
+                            rv = meta.get("resourceVersion")
+                            if rv:
+                                self.last_sync_resource_version = rv
+                        sink_apply(event_type, obj)
             self.last_activity = clock()
