@@ -7,6 +7,7 @@ exactly as a third-party package registers them. No API server is needed: the sh
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -418,3 +419,71 @@ def test_readme_documents_every_flag() -> None:
     for field in Settings.model_fields:
         assert f"`--{field.replace('_', '-')}" in readme, field
     assert "make run" in readme.split("\n## ")[0] and "make test" in readme.split("\n## ")[0]
+
+
+# ---- logging as the CLI configures it (in-process; the root logger is restored afterwards) ----------------
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    import logging
+
+    import structlog
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        root.setLevel(level)
+        logging.captureWarnings(False)
+        structlog.reset_defaults()
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_json_logs_carry_bound_context_from_structlog_and_stdlib(restore_logging: None) -> None:
+    import logging
+
+    import structlog
+
+    from manager.logging import configure_logging
+
+    stream = io.StringIO()
+    assert configure_logging(None, "info", stream=stream) == "json"  # not a terminal: JSON
+    log = structlog.get_logger("manager.test")
+    with structlog.contextvars.bound_contextvars(controller="job-controller", key="default/pi"):
+        log.info("reconciled", pods=3)
+        logging.getLogger("aiohttp.client").warning("connection reset by %s", "peer")
+        log.debug("hidden at info level")
+    try:
+        raise ValueError("bad object")
+    except ValueError:
+        log.exception("reconcile failed")
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [r["event"] for r in records] == ["reconciled", "connection reset by peer", "reconcile failed"]
+    assert records[0] | {"controller": "job-controller", "key": "default/pi", "pods": 3} == records[0]
+    assert records[1]["logger"] == "aiohttp.client" and records[1]["level"] == "warning"
+    assert records[1]["controller"] == "job-controller" and records[1]["key"] == "default/pi"
+    assert records[2]["exception"][0]["exc_type"] == "ValueError" and "key" not in records[2]
+    assert all("timestamp" in r for r in records)
+
+
+def test_console_logs_on_a_terminal(restore_logging: None) -> None:
+    import structlog
+
+    from manager.logging import configure_logging
+
+    stream = FakeTTY()
+    assert configure_logging(None, "debug", stream=stream) == "console"
+    structlog.get_logger("manager.test").debug("hello", answer=42)
+    line = stream.getvalue()
+    assert "hello" in line and "answer" in line and "42" in line and not line.startswith("{")
+    assert configure_logging("json", "info", stream=stream) == "json"  # the flag wins over the terminal
