@@ -4,7 +4,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint unit integration bench clean
+.DEFAULT_GOAL := help
+.PHONY: help run test lint unit integration bench clean
+
+## make help: list the targets.
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -12,19 +17,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-## make run: start the manager against an embedded kubesim cluster, with the sample workloads applied.
+## make run: start the manager against an embedded kubesim cluster, with the sample workloads applied
+##   (more flags: make run ARGS="--port 0 --log-format console").
 run: $(STAMP)
-	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/samples
+	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/samples $(ARGS)
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite.
 test: $(STAMP) lint
 	$(PY) -m pytest -q
 
+## make lint: ruff, mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check manager controllers kubesim tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+## make unit / make integration / make bench: parts of the suite, and the benchmarks (they print figures).
 unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
