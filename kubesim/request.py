@@ -9,7 +9,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesim import errors
+from kubesim import errors, protobuf
+from kubesim.protobuf import ProtobufError
 from kubesim.registry import Registry
 from kubesim.types import ResourceType
 
@@ -125,6 +126,15 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {kind}): "
                 f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
+    elif mtype == protobuf.PROTOBUF:
+        try:
+            obj = protobuf.decode(body)
+        except (ProtobufError, UnicodeDecodeError, KeyError) as exc:
+            if "not supported" in str(exc):
+                raise errors.unsupported_media_type(content_type) from None
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {kind}): {exc}"
             ) from None
     elif mtype in YAML_TYPES:
         try:
