@@ -28,6 +28,7 @@ from kubesim import schemas
 from kubesim.apply_fieldset import (
     FieldSet,
     Path,
+    added_tree,
     compare,
     field_set,
     from_fields_v1,
@@ -35,7 +36,6 @@ from kubesim.apply_fieldset import (
     path_string,
     remove_path,
     to_fields_v1,
-    without,
 )
 
 JSON = dict[str, Any]
@@ -56,6 +56,10 @@ _UNTRACKED: FieldSet = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
 }
 
 
+_STATUS: Path = ("f:status",)
+_MANAGED_FIELDS: Path = ("f:metadata", "f:managedFields")
+
+
 class ApplyConflict(Exception):
     """409 Conflict of an apply; `.status` is the Status body to send."""
 
@@ -73,6 +77,7 @@ class _Entry:
     subresource: str = ""
     time: str | None = None
     fields: FieldSet = field(default_factory=set)
+    raw: JSON | None = None  # the stored entry, reused as long as nothing about it changes
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -109,10 +114,9 @@ def _content(obj: JSON | None) -> JSON:
 
 
 def _tracked(fields: FieldSet, subresource: str | None) -> FieldSet:
-    fields = without(fields - _UNTRACKED, {("f:metadata", "f:managedFields")})
     if subresource == "status":
-        return {p for p in fields if p[:1] == ("f:status",)}
-    return without(fields, {("f:status",)})
+        return {p for p in fields if p[:1] == _STATUS}
+    return {p for p in fields if p[:1] != _STATUS and p not in _UNTRACKED and p[:2] != _MANAGED_FIELDS}
 
 
 def _decode(obj: JSON | None) -> list[_Entry]:
@@ -128,6 +132,7 @@ def _decode(obj: JSON | None) -> list[_Entry]:
                 subresource=str(raw.get("subresource", "")),
                 time=raw.get("time"),
                 fields=from_fields_v1(raw.get("fieldsV1") or {}),
+                raw=raw,
             )
         )
     return entries
@@ -140,6 +145,9 @@ def _encode(entries: list[_Entry]) -> list[JSON]:
     )
     result = []
     for entry in entries:
+        if entry.raw is not None:
+            result.append(entry.raw)
+            continue
         raw: JSON = {"manager": entry.manager, "operation": entry.operation, "apiVersion": entry.api_version}
         if entry.time:
             raw["time"] = entry.time
@@ -238,13 +246,13 @@ def server_side_apply(
     if conflicts and not force:
         raise ApplyConflict(conflict_status(conflicts))
     for entry in others:
-        entry.fields -= added | modified | removed
+        _drop(entry, added | modified | removed)
     changed = bool(added or modified or removed)
     mine = _own(entries, me)
     if changed or mine.fields != applied_set or mine.time is None:
-        mine.time = now or _now()
-    mine.fields = applied_set
-    mine.api_version = me.api_version
+        mine.time, mine.raw = now or _now(), None
+    if mine.fields != applied_set or mine.api_version != me.api_version or mine.raw is None:
+        mine.fields, mine.api_version, mine.raw = applied_set, me.api_version, None
     _store(merged, entries)
     return merged
 
@@ -260,15 +268,52 @@ def record_update(
 ) -> None:
     """Update `new.metadata.managedFields` in place for a non-apply write by `manager`."""
     node, custom = schemas.root(gvk), schemas.is_custom(gvk)
+    if old is None and not (new.get("metadata") or {}).get("managedFields"):
+        _record_create(new, manager, gvk, node, custom, now)
+        return
     entries = _decode(new) or _decode(old)
     added, modified, removed = (
         _tracked(s, subresource) for s in compare(_content(old), _content(new), node, custom=custom)
     )
     for entry in entries:
-        entry.fields -= added | modified | removed
-    me = _Entry(manager, "Update", _api_version(gvk), subresource or "")
+        _drop(entry, added | modified | removed)
     if added or modified:
-        mine = _own(entries, me)
+        mine = _own(entries, _Entry(manager, "Update", _api_version(gvk), subresource or ""))
         mine.fields |= added | modified
-        mine.time = now or _now()
+        mine.time, mine.raw = now or _now(), None
     _store(new, entries)
+
+
+def _drop(entry: _Entry, paths: FieldSet) -> None:
+    if entry.fields & paths:
+        entry.fields -= paths
+        entry.raw = None
+
+
+def _record_create(
+    new: JSON, manager: str, gvk: GVK, node: JSON | None, custom: bool, now: str | None
+) -> None:
+    """Fast path of record_update for a create: everything in the object is new and owned by `manager`."""
+    tree = added_tree(_content(new), node, custom=custom)
+    for key in ("f:apiVersion", "f:kind", "f:status"):
+        tree.pop(key, None)
+    metadata = tree.get("f:metadata")
+    if metadata is not None:
+        for path in _UNTRACKED:
+            if len(path) == 2:
+                metadata.pop(path[1], None)
+        metadata.pop("f:managedFields", None)
+        if not metadata or list(metadata) == ["."]:
+            del tree["f:metadata"]
+    if not tree:
+        (new.get("metadata") or {}).pop("managedFields", None)
+        return
+    entry = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": _api_version(gvk),
+        "time": now or _now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": tree,
+    }
+    new.setdefault("metadata", {})["managedFields"] = [entry]

@@ -30,7 +30,11 @@ OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _REF_PREFIX = "#/$defs/"
 
 _crd_schemas: dict[GVK, JSON] = {}
-_resolved: dict[int, JSON] = {}
+# memo tables keyed by id(node); each entry keeps its node alive so that the id cannot be reused
+_resolved: dict[int, tuple[JSON, JSON]] = {}
+_child_cache: dict[tuple[int, str], tuple[JSON, JSON | None]] = {}
+_info_cache: dict[int, tuple[JSON, FieldInfo]] = {}
+_preserve_cache: dict[int, tuple[JSON, bool]] = {}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class FieldInfo:
     list_type: str | None = None  # "atomic" | "set" | "map" (None for non-lists)
     list_map_keys: tuple[str, ...] = ()
     map_type: str | None = None  # "atomic" | "granular" for objects
+
+
+_NO_INFO = FieldInfo()
 
 
 def _version_key(name: str) -> tuple[int, ...]:
@@ -128,14 +135,14 @@ def resolve(node: JSON | None) -> JSON | None:
     if node is None or "$ref" not in node:
         return node
     cached = _resolved.get(id(node))
-    if cached is not None:
-        return cached
+    if cached is not None and cached[0] is node:
+        return cached[1]
     target = resolve(definitions().get(node["$ref"].removeprefix(_REF_PREFIX)))
     if target is None:
         return None
     extra = {k: v for k, v in node.items() if k not in ("$ref", "description")}
     result = {**target, **extra} if extra else target
-    _resolved[id(node)] = result
+    _resolved[id(node)] = (node, result)
     return result
 
 
@@ -164,9 +171,14 @@ def is_list(node: JSON) -> bool:
 
 def preserves_unknown(node: JSON) -> bool:
     """True where any field is accepted: free-form JSON or `x-kubernetes-preserve-unknown-fields`."""
-    if node.get("x-kubernetes-preserve-unknown-fields"):
-        return True
-    return not types(node) and "oneOf" not in node and "anyOf" not in node and "properties" not in node
+    hit = _preserve_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    result = bool(node.get("x-kubernetes-preserve-unknown-fields")) or (
+        not types(node) and "oneOf" not in node and "anyOf" not in node and "properties" not in node
+    )
+    _preserve_cache[id(node)] = (node, result)
+    return result
 
 
 def child(node: JSON | None, field: str) -> JSON | None:
@@ -174,12 +186,19 @@ def child(node: JSON | None, field: str) -> JSON | None:
     if node is None:
         return None
     properties = node.get("properties")
+    key = (id(node), field if properties and field in properties else "*")
+    hit = _child_cache.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    result: JSON | None = None
     if properties and field in properties:
-        return resolve(properties[field])
-    additional = node.get("additionalProperties")
-    if isinstance(additional, dict):
-        return resolve(additional)
-    return None
+        result = resolve(properties[field])
+    else:
+        additional = node.get("additionalProperties")
+        if isinstance(additional, dict):
+            result = resolve(additional)
+    _child_cache[key] = (node, result)
+    return result
 
 
 def items(node: JSON | None) -> JSON | None:
@@ -201,17 +220,22 @@ def node_at(gvk: GVK, path: Sequence[str | int]) -> JSON | None:
 
 def field_info(node: JSON | None) -> FieldInfo:
     if node is None:
-        return FieldInfo()
+        return _NO_INFO
+    hit = _info_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
     list_type = node.get("x-kubernetes-list-type")
     if list_type is None and is_list(node):
         list_type = "atomic"
-    return FieldInfo(
+    info = FieldInfo(
         patch_strategy=node.get("x-kubernetes-patch-strategy"),
         merge_key=node.get("x-kubernetes-patch-merge-key"),
         list_type=list_type,
         list_map_keys=tuple(node.get("x-kubernetes-list-map-keys") or ()),
         map_type=node.get("x-kubernetes-map-type"),
     )
+    _info_cache[id(node)] = (node, info)
+    return info
 
 
 def field_info_at(gvk: GVK, path: Sequence[str | int]) -> FieldInfo:

@@ -337,6 +337,7 @@ def unknown_fields(gvk: GVK, obj: JSON) -> list[str]:
 
 
 def _walk(value: Any, node: JSON, path: str, found: list[str]) -> None:
+    """Report unknown keys under `value`; only containers are descended into (scalars cannot hide any)."""
     if schemas.preserves_unknown(node):
         return
     if isinstance(value, dict):
@@ -344,25 +345,26 @@ def _walk(value: Any, node: JSON, path: str, found: list[str]) -> None:
         additional = node.get("additionalProperties")
         embedded = node.get("x-kubernetes-embedded-resource")
         for key, child_value in value.items():
-            child_path = f"{path}.{key}"
             if properties is not None and key in properties:
-                child = schemas.child(node, key)
+                if isinstance(child_value, dict | list):
+                    child = schemas.child(node, key)
+                    if child is not None:
+                        _walk(child_value, child, f"{path}.{key}", found)
             elif isinstance(additional, dict):
-                child = schemas.resolve(additional)
+                if isinstance(child_value, dict | list):
+                    element = schemas.child(node, key)
+                    if element is not None:
+                        _walk(child_value, element, f"{path}.{key}", found)
             elif additional is True or (embedded and key in ("apiVersion", "kind", "metadata")):
                 continue
             elif properties is not None or additional is False:
-                found.append(child_path)
-                continue
-            else:
-                continue
-            if child is not None:
-                _walk(child_value, child, child_path, found)
+                found.append(f"{path}.{key}")
     elif isinstance(value, list):
         element = schemas.items(node)
         if element is not None:
             for i, item in enumerate(value):
-                _walk(item, element, f"{path}[{i}]", found)
+                if isinstance(item, dict | list):
+                    _walk(item, element, f"{path}[{i}]", found)
 
 
 def invalid_message(kind: str, name: str, causes: list[JSON]) -> str:

@@ -285,3 +285,26 @@ def test_migrated_entry_owning_a_map_node_does_not_prune_the_map() -> None:
     result = server_side_apply(live, _config(), "kubectl", False, DEPLOYMENT)
     assert result["spec"]["template"]["metadata"]["labels"] == {"app": "d"}
     assert "progressDeadlineSeconds" not in result["spec"], "a leaf no longer applied is pruned"
+
+
+@pytest.mark.parametrize("gvk", [POD, DEPLOYMENT])
+def test_create_fast_path_matches_the_general_comparison(gvk: tuple[str, str, str]) -> None:
+    obj: dict[str, Any] = (
+        _config(labels={"a": "b"})
+        if gvk == DEPLOYMENT
+        else {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "uid": "u", "finalizers": ["x/y"], "annotations": {"k": "v"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 1}], "args": ["a"]}],
+                "securityContext": {},
+                "tolerations": [{"key": "k"}],
+            },
+            "status": {"phase": "Pending"},
+        }
+    )
+    fast, general = copy.deepcopy(obj), copy.deepcopy(obj)
+    record_update(None, fast, "m", gvk, now="t")
+    record_update({}, general, "m", gvk, now="t")
+    assert fast["metadata"]["managedFields"] == general["metadata"]["managedFields"]
