@@ -177,6 +177,8 @@ class Manager:
             try:
                 await startup
             except asyncio.CancelledError:
+                if not self._shutdown_requested.is_set():
+                    raise  # run() itself was cancelled
                 log.info("startup interrupted by shutdown")
             except BaseException:
                 self.request_shutdown("startup failed", exit_code=1, graceful=False)
