@@ -13,7 +13,7 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
-from manager.app import BaseContext, Manager
+from manager.app import BaseContext, Group, Manager
 from manager.healthz import HealthChecks
 from manager.registry import ControllerInfo
 from manager.server import HttpServer, ServerBindError
@@ -245,3 +245,108 @@ async def test_manager_serves_controller_state_and_turns_unready_on_shutdown() -
     finally:
         if not running.done():
             running.cancel()
+
+
+# ---- the runnable-group seam: start order, reverse stop, shutdown while waiting for the lease --------------
+
+
+class Recorder:
+    """A runnable that records its start/stop in a shared journal; `block` keeps start() waiting."""
+
+    def __init__(self, name: str, journal: list[str], block: bool = False) -> None:
+        self.name, self.journal, self.block = name, journal, block
+
+    async def start(self) -> None:
+        self.journal.append(f"start {self.name}")
+        if self.block:
+            await asyncio.Event().wait()
+
+    async def stop(self) -> None:
+        self.journal.append(f"stop {self.name}")
+
+
+def plain_settings() -> Settings:
+    return Settings.load({"bind_address": "127.0.0.1", "port": "0", "leader_elect": "false"})
+
+
+async def test_groups_start_in_order_and_stop_in_reverse() -> None:
+    journal: list[str] = []
+    manager = Manager(plain_settings(), [info(Healthy)], runtime_module=None)
+    # Added in scrambled order on purpose: the group decides, then the order of adding within a group.
+    manager.add_runnable(Group.CONTROLLERS, Recorder("controllers-extra", journal))
+    manager.add_runnable(Group.LEADER_ELECTION, Recorder("lease", journal))
+    manager.add_runnable(Group.CACHES, Recorder("informers", journal))
+    manager.add_runnable(Group.CACHES, Recorder("events", journal))
+
+    async def closed() -> None:
+        journal.append("hook close-client")
+
+    manager.add_shutdown_hook(closed)
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: manager.supervised and manager.supervised[0].state == "running", timeout=5)
+    assert journal == ["start informers", "start events", "start lease", "start controllers-extra"]
+    manager.request_shutdown("test")
+    assert await asyncio.wait_for(running, 10) == 0
+    assert journal[4:] == [
+        "stop controllers-extra", "stop lease", "stop events", "stop informers", "hook close-client"
+    ]
+
+
+async def test_shutdown_while_waiting_for_the_lease_never_starts_controllers() -> None:
+    journal: list[str] = []
+    manager = Manager(plain_settings(), [info(Healthy)], runtime_module=None)
+    manager.add_runnable(Group.LEADER_ELECTION, Recorder("lease", journal, block=True))
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: journal == ["start lease"], timeout=5)
+    url = manager.server.url
+    assert (await get(f"{url}/healthz/healthy-controller"))[0] == 200  # pending (standby) is not unhealthy
+    assert manager.debug_controllers()["controllers"][0]["state"] == "pending"
+    manager.request_shutdown("test")
+    assert await asyncio.wait_for(running, 10) == 0
+    assert journal == ["start lease", "stop lease"]  # stop() is owed even though start() never returned
+
+
+async def test_lost_lease_skips_the_grace_period_and_exits_1() -> None:
+    release = asyncio.Event()
+
+    class Stubborn(Healthy):
+        async def run(self) -> None:
+            await release.wait()  # ignores `stopping`
+
+    settings = Settings.load(
+        {"bind_address": "127.0.0.1", "port": "0", "leader_elect": "false", "shutdown_grace_period": "1h"}
+    )
+    manager = Manager(settings, [info(Stubborn)], runtime_module=None)
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: manager.supervised and manager.supervised[0].state == "running", timeout=5)
+    manager.request_shutdown("leaderelection lost", exit_code=1, graceful=False)
+    assert await asyncio.wait_for(running, 10) == 1
+
+
+async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fake_runtime_for_shell_test.py").write_text(
+        "from types import SimpleNamespace\n"
+        "calls = []\n"
+        "async def install(manager):\n"
+        "    calls.append([c.name for c in manager.controllers])\n"
+        "    manager.context_factory = lambda info, base: SimpleNamespace(extra=info.name, **vars(base))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[Any] = []
+
+    class Inspecting(Healthy):
+        def __init__(self, ctx: Any) -> None:
+            super().__init__(ctx)
+            seen.append(ctx)
+
+    manager = Manager(plain_settings(), [info(Inspecting)], runtime_module="fake_runtime_for_shell_test")
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: manager.supervised and manager.supervised[0].state == "running", timeout=5)
+    import fake_runtime_for_shell_test  # type: ignore[import-not-found]
+
+    assert fake_runtime_for_shell_test.calls == [["healthy-controller"]]
+    assert seen[0].extra == "healthy-controller" and seen[0].stopping is manager.stopping
+    manager.request_shutdown("test")
+    assert await asyncio.wait_for(running, 10) == 0
