@@ -44,7 +44,20 @@ def to_view(rtype: ResourceType, obj: JSON) -> JSON:
     """The stored object as the served type shows it (events.k8s.io/v1 is a view of core events)."""
     if rtype.store_group is not None:
         return eventsview.to_events_v1(obj)
+    if rtype.crd is not None and obj.get("apiVersion") != rtype.api_version:
+        return {
+            **obj,
+            "apiVersion": rtype.api_version,
+        }  # CRD conversion strategy None: only apiVersion changes
     return obj
+
+
+def multi_version(rtype: ResourceType) -> bool:
+    """A custom resource served in several versions: stored objects may need their apiVersion rewritten."""
+    return (
+        rtype.crd is not None
+        and sum(1 for v in rtype.crd.get("spec", {}).get("versions") or [] if v.get("served", True)) > 1
+    )
 
 
 def from_view(rtype: ResourceType, obj: JSON) -> JSON:
@@ -56,6 +69,8 @@ def from_view(rtype: ResourceType, obj: JSON) -> JSON:
 def encode(rtype: ResourceType, entry: Entry) -> bytes:
     if rtype.store_group is not None:
         return orjson.dumps(eventsview.to_events_v1(entry.obj))
+    if rtype.crd is not None and entry.obj.get("apiVersion") != rtype.api_version:
+        return orjson.dumps(to_view(rtype, entry.obj))
     return entry.data
 
 

@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from kubesim import errors, table
-from kubesim.context import ApiContext, encode, to_view
+from kubesim.context import ApiContext, encode, multi_version, to_view
 from kubesim.handlers_read import parse_rv, selectors, validate_list_options
 from kubesim.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
 from kubesim.store import Entry, WatchEvent
@@ -28,14 +28,14 @@ class Encoder:
     def __init__(self, rtype: ResourceType, accept: Accept) -> None:
         self.rtype = rtype
         self.accept = accept
-        self.plain = not accept.as_kind and rtype.store_group is None
+        self.plain = not accept.as_kind and rtype.store_group is None and not multi_version(rtype)
         self.headers_sent = False
 
     def line(self, event_type: str, entry: Entry, event: WatchEvent | None = None) -> bytes:
         if self.plain and event is not None and event.entry is entry:
             return event.line(event_type)
         if not self.accept.as_kind:
-            cache_key = ("view", event_type)
+            cache_key = ("view", self.rtype.api_version, event_type)
             if event is not None and event.entry is entry and cache_key in event.cache:
                 return event.cache[cache_key]
             data = b'{"type":"' + event_type.encode() + b'","object":' + encode(self.rtype, entry) + b"}\n"

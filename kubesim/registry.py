@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from kubesim.types import BUILTIN_TYPES, GROUP_ORDER, ResourceType
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes version order (preferred first): GA before beta before alpha, higher numbers first, then
+    anything else alphabetically."""
+    match = _KUBE_VERSION.match(version)
+    if match is None:
+        return (3, 0, 0, version)
+    stability = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (stability, -int(match.group(1)), -int(match.group(3) or 0), version)
 
 
 class Registry:
@@ -20,6 +33,7 @@ class Registry:
         versions = self._group_versions.setdefault(rtype.group, [])
         if rtype.version not in versions:
             versions.append(rtype.version)
+            versions.sort(key=version_priority)
         self.generation += 1
 
     def remove_group_resource(self, group: str, plural: str) -> None:

@@ -273,3 +273,25 @@ async def test_cluster_scoped_crd_without_scale(api: Api) -> None:
     assert "namespace" not in created["metadata"]
     assert (await api.call("GET", "/apis/example.com/v1/gadgets/g/scale"))[0] == 404
     assert (await api.call("GET", "/apis/example.com/v1/namespaces/default/gadgets"))[0] == 404
+
+
+async def test_crd_with_two_served_versions_converts_api_version(api: Api) -> None:
+    crd = widget_crd(scale=False)
+    v1 = crd["spec"]["versions"][0]
+    crd["spec"]["versions"] = [v1, dict(v1, name="v2", storage=False)]
+    await api.ok("POST", CRDS, crd)
+    await api.ok(
+        "POST", WIDGETS, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    )
+    v2_path = "/apis/example.com/v2/namespaces/default/widgets"
+    assert (await api.ok("GET", f"{v2_path}/w"))["apiVersion"] == "example.com/v2"
+    assert (await api.ok("GET", f"{WIDGETS}/w"))["apiVersion"] == "example.com/v1"
+    listed = await api.ok("GET", v2_path)
+    assert listed["apiVersion"] == "example.com/v2" and listed["items"][0]["apiVersion"] == "example.com/v2"
+    async with api.session.get(f"{api.url}{v2_path}?watch=true&timeoutSeconds=1") as resp:
+        event = orjson.loads((await resp.read()).splitlines()[0])
+    assert event["object"]["apiVersion"] == "example.com/v2"
+    groups = await api.ok("GET", "/apis")
+    example = next(g for g in groups["groups"] if g["name"] == "example.com")
+    assert [v["version"] for v in example["versions"]] == ["v2", "v1"]  # kube-aware version priority
+    assert example["preferredVersion"]["version"] == "v2"
