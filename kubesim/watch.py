@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+MAX_BUFFERED = 100_000  # events queued for one watcher before it counts as too slow
+
 
 class WatchStream:
     """Lines waiting to be written to one watch response."""
@@ -19,9 +21,13 @@ class WatchStream:
         self._wakeup = asyncio.Event()
 
     def push(self, line: bytes) -> None:
+        if self.closed:
+            return
         self.buffer.append(line)
         if len(self.buffer) == 1:
             self._wakeup.set()
+        elif len(self.buffer) > MAX_BUFFERED:
+            self.close()  # a consumer this far behind is dropped (as the apiserver does); it resumes
 
     def close(self, error_line: bytes | None = None) -> None:
         self.error = error_line
