@@ -208,6 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"aiokcm: error: {exc}", file=sys.stderr)
         return USAGE_EXIT_CODE
+    except KeyboardInterrupt:  # Ctrl-C before the manager's own signal handlers are installed
+        print("aiokcm: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: Sequence[str]) -> int:

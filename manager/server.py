@@ -75,7 +75,8 @@ class HttpServer:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            # aiohttp rewraps bind errors with a long message; the errno's own text is the clear part.
+            reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
             raise ServerBindError(
                 f"cannot listen on {self.bind_address}:{self.requested_port}: {reason}"
             ) from None
