@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 
 import pytest
 
+from manager.registry import GROUP, ControllerInfo, RegistryError, check_unique, discover, load_entry_point
 from manager.selection import SelectionError, normalise, select
 
 
@@ -81,3 +83,74 @@ def test_every_unknown_name_is_reported() -> None:
 
 def test_normalise_translates_aliases() -> None:
     assert normalise(["*", "-job", "replicaset"], KNOWN) == ["*", "-job-controller", "replicaset-controller"]
+
+
+# ---- discovery through entry points (manager.registry) -----------------------------------------------------
+
+
+class GoodController:
+    name = "good-controller"
+    aliases = ("good",)
+    enabled_by_default = False
+
+
+class Nameless:
+    aliases = ()
+    enabled_by_default = True
+
+
+class StringAliases:
+    name = "x-controller"
+    aliases = "x"
+    enabled_by_default = True
+
+
+class MaybeDefault:
+    name = "maybe-controller"
+    aliases = ()
+    enabled_by_default = "yes"
+
+
+def entry(name: str, attr: str) -> EntryPoint:
+    return EntryPoint(name=name, value=f"{__name__}:{attr}", group=GROUP)
+
+
+def test_an_entry_point_becomes_controller_info() -> None:
+    info = load_entry_point(entry("good-controller", "GoodController"))
+    assert (info.name, info.aliases, info.enabled_by_default, info.cls) == (
+        "good-controller",
+        ("good",),
+        False,
+        GoodController,
+    )
+    assert info.entry_point == f"good-controller = {__name__}:GoodController"
+
+
+@pytest.mark.parametrize(
+    ("attr", "message"),
+    [
+        ("Missing", "failed to load: AttributeError"),
+        ("Nameless", "no valid class attribute `name`"),
+        ("StringAliases", "`aliases` must be a tuple of names"),
+        ("MaybeDefault", "`enabled_by_default` must be True or False"),
+    ],
+)
+def test_broken_entry_points_are_named(attr: str, message: str) -> None:
+    with pytest.raises(RegistryError) as info:
+        load_entry_point(entry("broken", attr))
+    assert f'entry point "broken = {__name__}:{attr}"' in str(info.value)
+    assert message in str(info.value)
+
+
+def test_two_controllers_may_not_share_a_name_or_alias() -> None:
+    good = load_entry_point(entry("good-controller", "GoodController"))
+    clash = ControllerInfo("other-controller", ("good",), True, object, "other = pkg:Other")
+    with pytest.raises(RegistryError, match='"good" is claimed by both'):
+        check_unique([good, clash])
+    check_unique([good])
+
+
+def test_installed_controllers_satisfy_the_contract() -> None:
+    installed = discover()  # whatever this checkout registers, loaded for real
+    assert [c.name for c in installed] == sorted(c.name for c in installed)
+    assert select(["*"], installed) == [c for c in installed if c.enabled_by_default]
