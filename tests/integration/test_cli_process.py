@@ -487,3 +487,22 @@ def test_console_logs_on_a_terminal(restore_logging: None) -> None:
     line = stream.getvalue()
     assert "hello" in line and "answer" in line and "42" in line and not line.startswith("{")
     assert configure_logging("json", "info", stream=stream) == "json"  # the flag wins over the terminal
+
+
+def test_flag_syntax_as_kube_controller_manager() -> None:
+    from manager.cli import parse_args
+
+    parsed = parse_args([
+        "--port", "1", "--kube-api-qps=5", "--leader-elect", "--sandbox=false", "--controllers=a,b",
+        "--controllers", "c", "--config", "x.yaml", "--sandbox-apply=d1", "--sandbox-apply", "d2,d3", "-h",
+    ])
+    assert parsed.values == {
+        "port": "1", "kube_api_qps": "5", "leader_elect": True, "sandbox": False,
+        "controllers": ["a", "b", "c"], "sandbox_apply": ["d1", "d2", "d3"],
+    }
+    assert parsed.config == "x.yaml" and parsed.actions == {"help"}
+    # A boolean never takes the next argument (pflag): "false" here is a stray argument.
+    with pytest.raises(Exception, match='unexpected argument "false"'):
+        parse_args(["--leader-elect", "false"])
+    settings = Settings.load(parse_args(["--leader-elect=0", "--shutdown-grace-period=1m30s"]).values)
+    assert settings.leader_elect is False and settings.shutdown_grace_period == 90.0
