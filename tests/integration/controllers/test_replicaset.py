@@ -192,7 +192,7 @@ async def test_selector_not_matching_template_is_rejected(kubesim: KubeSim) -> N
         with pytest.raises(Invalid) as info:
             await env.client.create(REPLICASETS, manifest, NS)
         assert info.value.status == 422
-        assert "selector does not match template labels" in info.value.message
+        assert "`selector` does not match template `labels`" in info.value.message
 
 
 async def test_refused_template_reports_failure_while_others_are_served(kubesim: KubeSim) -> None:
