@@ -123,19 +123,26 @@ def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
     return result
 
 
+def _micro_fields(rtype: ResourceType, obj: JSON) -> list[Any]:
+    if rtype.plural == "leases" and rtype.group == "coordination.k8s.io":
+        spec = obj.get("spec") or {}
+        return [spec.get("acquireTime"), spec.get("renewTime")]
+    if rtype.plural == "events" and rtype.group in ("", "events.k8s.io"):
+        series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
+        return [obj.get("eventTime"), series.get("lastObservedTime")]
+    return []
+
+
 def check_micro_times(rtype: ResourceType, obj: JSON) -> None:
-    """Leases: acquireTime/renewTime must use exactly six fractional digits (metav1.MicroTime)."""
-    if rtype.plural != "leases" or rtype.group != "coordination.k8s.io":
-        return
-    spec = obj.get("spec") or {}
-    for field in ("acquireTime", "renewTime"):
-        value = spec.get(field)
+    """metav1.MicroTime fields (Lease acquire/renew, Event eventTime/series) need exactly six fractional
+    digits: anything else fails decoding with 400, as Go's time layout does."""
+    for value in _micro_fields(rtype, obj):
         if value is None:
             continue
         if not isinstance(value, str) or not _MICRO_TIME.match(value):
             raise errors.bad_request(
-                f'Lease in version "v1" cannot be handled as a Lease: parsing time "{value}" as '
-                f'"{_MICRO_LAYOUT}": cannot parse "{_tail(value)}" as ".000000"'
+                f'{rtype.kind} in version "{rtype.version}" cannot be handled as a {rtype.kind}: '
+                f'parsing time "{value}" as "{_MICRO_LAYOUT}": cannot parse "{_tail(value)}" as ".000000"'
             )
 
 

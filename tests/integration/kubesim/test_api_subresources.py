@@ -199,3 +199,21 @@ async def test_managed_fields_follow_field_manager_and_apply(api: Api) -> None:
     forced = await api.ok("PATCH", f"{cms}/s?fieldManager=two&force=true", conflicting, apply_ct)
     assert forced["data"] == {"a": "2"}
     assert {e["manager"] for e in forced["metadata"]["managedFields"]} == {"two"}
+
+
+async def test_event_time_is_micro_time_too(api: Api) -> None:
+    event = {
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "R",
+        "message": "m",
+        "type": "Normal",
+        "eventTime": "2024-01-01T00:00:00Z",
+        "reportingComponent": "x",
+        "reportingInstance": "y",
+        "action": "A",
+    }
+    status, payload = await api.call("POST", "/api/v1/namespaces/default/events", event)
+    assert status == 400 and 'cannot parse "Z" as ".000000"' in payload["message"]
+    event["eventTime"] = "2024-01-01T00:00:00.000001Z"
+    await api.ok("POST", "/api/v1/namespaces/default/events", event)
