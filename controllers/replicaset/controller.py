@@ -22,7 +22,6 @@ from controllers.common.podutil import (
     Selector,
     controller_uid_index,
     ensure_indexer,
-    filter_active,
     get_controller_of,
     is_terminating,
     labels_of,
@@ -39,6 +38,7 @@ from controllers.common.ranking import (
 )
 from controllers.common.slowstart import slow_start_batch
 from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
+from controllers.replicaset.podfacts import PodFacts, PodFactsCache, count_replicas
 from controllers.replicaset.status import (
     calculate_status,
     desired_replicas,
@@ -118,6 +118,8 @@ class ReplicaSetController(Controller):
         self.expectations = ControllerExpectations()
         self.now: Callable[[], float] = time.time  # wall clock for availability; tests may replace it
         self._selectors: dict[str, tuple[Any, Selector | None]] = {}
+        self.pod_facts = PodFactsCache()
+        self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
@@ -152,6 +154,8 @@ class ReplicaSetController(Controller):
         """A ReplicaSet was deleted: a new one with the same name starts with clean expectations."""
         self.expectations.delete(key)
         self._selectors.pop(uid, None)
+        self.pod_facts.forget(key)
+        self._last_write.pop(key, None)
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Obj | None:
         """The cached ReplicaSet a controller reference points to (kind, name and UID must match)."""
@@ -180,22 +184,15 @@ class ReplicaSetController(Controller):
         rs: Obj | None = self.replicasets.indexer.get_by_key(key)
         if rs is None:
             self.expectations.delete(key)
+            self.pod_facts.forget(key)
+            self._last_write.pop(key, None)
             return None
         needs_sync = self.expectations.satisfied(key)
         selector = self.selector_of(rs)
         if selector is None:
             return None  # nothing sensible to do until the object changes
 
-        candidates = self.pods_for(rs)
-        claimer = ControllerRefManager(
-            owner=rs,
-            api_version=REPLICASETS.api_version,
-            kind=REPLICASETS.kind,
-            selector=selector,
-            patch_pod=self._patch_pod,
-            recheck_owner=lambda: self.client.get(REPLICASETS, request.name, request.namespace),
-        )
-        pods = await claimer.claim_pods(filter_active(candidates))  # ClaimError → retried with backoff
+        pods, facts = await self.claim(request, rs, selector)
 
         manage_error: Exception | None = None
         if needs_sync and not is_terminating(rs):
@@ -204,8 +201,11 @@ class ReplicaSetController(Controller):
             except Exception as exc:
                 manage_error = exc
 
-        new_status = calculate_status(rs, pods, manage_error, self.now())
-        updated = await self.update_status(rs, new_status)
+        base = self.freshest(key, rs)
+        min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+        counts = count_replicas(facts, min_ready, self.now())
+        new_status = calculate_status(base, len(pods), counts, manage_error, self.now())
+        updated = await self.update_status(key, rs, base, new_status)
         if manage_error is not None:
             raise manage_error
         spec = updated.get("spec") or {}
@@ -219,6 +219,36 @@ class ReplicaSetController(Controller):
         ):
             return Result(requeue_after=float(min_ready))
         return None
+
+    async def claim(self, request: Request, rs: Obj, selector: Selector) -> tuple[list[Obj], list[PodFacts]]:
+        """The active pods this ReplicaSet owns after adopting and releasing, with their facts.
+
+        Pods already controlled by it and still matching are claimed without further ado; the others
+        (orphans, pods that stopped matching) go through the controller-ref manager."""
+        uid = meta(rs).get("uid")
+        claimed: list[PodFacts] = []
+        undecided: list[Obj] = []
+        by_pod: dict[int, PodFacts] = {}
+        for f in self.pod_facts.facts(request.key, rs, selector, self.pods_for(rs)):
+            if not f.active:
+                continue
+            if f.controller_uid == uid and f.matches:
+                claimed.append(f)
+            elif f.controller_uid is None or f.controller_uid == uid:
+                undecided.append(f.pod)
+                by_pod[id(f.pod)] = f
+        if undecided:
+            claimer = ControllerRefManager(
+                owner=rs,
+                api_version=REPLICASETS.api_version,
+                kind=REPLICASETS.kind,
+                selector=selector,
+                patch_pod=self._patch_pod,
+                recheck_owner=lambda: self.client.get(REPLICASETS, request.name, request.namespace),
+            )
+            # ClaimError propagates: the sync is retried with backoff, as upstream.
+            claimed.extend(by_pod[id(p)] for p in await claimer.claim_pods(undecided))
+        return [f.pod for f in claimed], claimed
 
     def pods_for(self, rs: Mapping[str, Any]) -> list[Obj]:
         """Pods controlled by the ReplicaSet, then the orphans of its namespace (owned first matters when
@@ -327,15 +357,25 @@ class ReplicaSetController(Controller):
         return (p for p in self.pods.indexer.by_namespace(namespace) if selector.matches(labels_of(p)))
 
     # ------------------------------------------------------------------ status
-    async def update_status(self, rs: Obj, new_status: Obj) -> Obj:
+    def freshest(self, key: str, rs: Obj) -> Obj:
+        """The ReplicaSet to base the status on: our own last write when the cache still holds the very
+        object that write replaced (the cache has not caught up with it yet), else the cached one."""
+        last = self._last_write.get(key)
+        if last is not None and last[0] is rs:
+            return last[1]
+        self._last_write.pop(key, None)
+        return rs
+
+    async def update_status(self, key: str, rs: Obj, base: Obj, new_status: Obj) -> Obj:
         """Write the status subresource unless nothing changed; one retry on a fresh read after a failure."""
-        if status_unchanged(rs, new_status):
-            return rs
-        current = rs
+        if status_unchanged(base, new_status):
+            return base
+        current = base
         attempt = 0
         while True:
             try:
                 updated: Obj = await self.client.update_status(REPLICASETS, with_status(current, new_status))
+                self._last_write[key] = (rs, updated)
                 return updated
             except ApiError as exc:
                 if attempt >= STATUS_UPDATE_RETRIES:

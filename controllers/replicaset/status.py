@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from controllers.common.podutil import Obj, Selector, format_time, is_available, is_ready, labels_of
+from controllers.common.podutil import Obj, format_time
 
 REPLICA_FAILURE = "ReplicaFailure"
 _COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
@@ -24,30 +24,23 @@ def error_message(exc: BaseException) -> str:
 
 
 def calculate_status(
-    rs: Mapping[str, Any], active_pods: Sequence[Obj], manage_error: BaseException | None, now: float
+    rs: Mapping[str, Any],
+    replicas: int,
+    counts: tuple[int, int, int],
+    manage_error: BaseException | None,
+    now: float,
 ) -> Obj:
-    """The new status from the claimed active pods and the outcome of this sync's pod management.
+    """The new status from the number of claimed active pods, their (fullyLabeled, ready, available)
+    counts and the outcome of this sync's pod management.
 
-    Counts: replicas (active), fullyLabeledReplicas (labels ⊇ template labels), readyReplicas,
-    availableReplicas (ready for more than minReadySeconds). ReplicaFailure is added when pod management
-    failed and the condition is absent, and removed after a sync without error; otherwise kept as it is."""
+    ReplicaFailure is added when pod management failed and the condition is absent (reason FailedCreate
+    with too few pods, FailedDelete with too many), removed after a sync without error, otherwise kept."""
     old: Mapping[str, Any] = rs.get("status") or {}
-    spec = rs.get("spec") or {}
-    min_ready = int(spec.get("minReadySeconds") or 0)
-    template_labels = Selector.from_set(((spec.get("template") or {}).get("metadata") or {}).get("labels"))
-    fully_labeled = ready = available = 0
-    for pod in active_pods:
-        if template_labels.matches(labels_of(pod)):
-            fully_labeled += 1
-        if is_ready(pod):
-            ready += 1
-            if is_available(pod, min_ready, now):
-                available += 1
-
+    fully_labeled, ready, available = counts
     conditions: list[Obj] = [dict(c) for c in old.get("conditions") or ()]
     has_failure = any(c.get("type") == REPLICA_FAILURE for c in conditions)
     if manage_error is not None and not has_failure:
-        diff = len(active_pods) - desired_replicas(rs)
+        diff = replicas - desired_replicas(rs)
         reason = "FailedCreate" if diff < 0 else ("FailedDelete" if diff > 0 else "")
         conditions.append(
             {
@@ -62,7 +55,7 @@ def calculate_status(
         conditions = [c for c in conditions if c.get("type") != REPLICA_FAILURE]
 
     status: Obj = {k: v for k, v in old.items() if k not in (*_COUNTS, "conditions")}
-    status["replicas"] = len(active_pods)
+    status["replicas"] = replicas
     for field, value in (
         ("fullyLabeledReplicas", fully_labeled),
         ("readyReplicas", ready),

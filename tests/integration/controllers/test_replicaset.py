@@ -197,18 +197,22 @@ async def test_selector_not_matching_template_is_rejected(kubesim: KubeSim) -> N
 
 async def test_refused_template_reports_failure_while_others_are_served(kubesim: KubeSim) -> None:
     async with running_manager(kubesim) as env:
-        await env.create_rs("noimage", 2, image="")
+        # Template metadata is not validated like a pod's: an invalid finalizer name passes in the
+        # ReplicaSet and is refused (422) on every pod create.
+        refused = rs_manifest("refused", 2)
+        refused["spec"]["template"]["metadata"]["finalizers"] = ["example.com/not valid"]
+        await env.client.create(REPLICASETS, refused, NS)
         await env.create_rs("healthy", 2)
 
         async def failure() -> dict[str, Any] | None:
-            conditions = (await env.rs("noimage")).get("status", {}).get("conditions") or []
+            conditions = (await env.rs("refused")).get("status", {}).get("conditions") or []
             return next((c for c in conditions if c["type"] == "ReplicaFailure"), None)
 
         condition = await wait_for(failure, 10.0, message="ReplicaFailure condition")
         assert condition["status"] == "True" and condition["reason"] == "FailedCreate"
-        assert "image" in condition["message"]
-        events = await env.events("noimage", "FailedCreate")
+        assert "is invalid" in condition["message"] and "finalizers" in condition["message"]
+        events = await env.events("refused", "FailedCreate")
         assert events and events[0]["type"] == "Warning"
         assert events[0]["message"] == f"Error creating: {condition['message']}"
         await env.wait_status("healthy", replicas=2, readyReplicas=2)
-        assert await env.pods("noimage") == []
+        assert await env.pods("refused") == []

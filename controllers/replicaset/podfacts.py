@@ -1,0 +1,89 @@
+"""What one sync needs to know about each pod, remembered per pod object between syncs.
+
+A ReplicaSet with thousands of pods is synced after every pod event while it scales, and each sync looks at
+all its pods. The informer cache replaces a pod's dict whenever the pod changes and hands out the same dict
+otherwise, so the facts derived from a dict stay valid for as long as the cache keeps handing it out: each
+sync recomputes only the pods that changed since the previous sync of the same ReplicaSet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from controllers.common.podutil import Obj, Selector, is_ready, ready_since
+
+
+class PodFacts(NamedTuple):
+    pod: Obj
+    active: bool  # not Succeeded/Failed, not being deleted
+    controller_uid: str | None
+    matches: bool  # the ReplicaSet's selector matches the pod's labels
+    fully_labeled: bool  # the pod's labels include all the template's labels
+    ready: bool
+    ready_since: float | None
+
+
+def _facts(pod: Obj, selector: Selector, template_labels: Selector) -> PodFacts:
+    metadata = pod.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    controller_uid = None
+    for ref in metadata.get("ownerReferences") or ():
+        if ref.get("controller") is True:
+            controller_uid = ref.get("uid")
+            break
+    ready = is_ready(pod)
+    return PodFacts(
+        pod=pod,
+        active=phase not in ("Succeeded", "Failed") and not metadata.get("deletionTimestamp"),
+        controller_uid=controller_uid,
+        matches=selector.matches(labels),
+        fully_labeled=template_labels.matches(labels),
+        ready=ready,
+        ready_since=ready_since(pod) if ready else None,
+    )
+
+
+class PodFactsCache:
+    """Facts per ReplicaSet key; a new selector or new template labels start that key afresh."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, tuple[Any, dict[int, PodFacts]]] = {}
+
+    def facts(
+        self, key: str, rs: Mapping[str, Any], selector: Selector, pods: Iterable[Obj]
+    ) -> list[PodFacts]:
+        spec = rs.get("spec") or {}
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        signature = ((rs.get("metadata") or {}).get("uid"), id(selector), tuple(sorted(labels.items())))
+        previous = self._by_key.get(key)
+        known = previous[1] if previous is not None and previous[0] == signature else {}
+        template_labels = Selector.from_set(labels)
+        current: dict[int, PodFacts] = {}
+        result: list[PodFacts] = []
+        for pod in pods:
+            facts = known.get(id(pod))
+            if facts is None or facts.pod is not pod:
+                facts = _facts(pod, selector, template_labels)
+            current[id(pod)] = facts
+            result.append(facts)
+        self._by_key[key] = (signature, current)
+        return result
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
+
+
+def count_replicas(facts: Iterable[PodFacts], min_ready_seconds: int, now: float) -> tuple[int, int, int]:
+    """(fullyLabeledReplicas, readyReplicas, availableReplicas) of the claimed active pods."""
+    fully = ready = available = 0
+    for f in facts:
+        if f.fully_labeled:
+            fully += 1
+        if f.ready:
+            ready += 1
+            since = f.ready_since
+            if min_ready_seconds == 0 or (since is not None and since + min_ready_seconds < now):
+                available += 1
+    return fully, ready, available
