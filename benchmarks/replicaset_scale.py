@@ -79,7 +79,7 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=url, qps=0)
     try:
-        while not getattr(manager, "runtime", None) or not manager.runtime.controllers:  # type: ignore[attr-defined]
+        while not getattr(getattr(manager, "runtime", None), "controllers", None):  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
         async def until_replicas(value: int) -> None:
@@ -106,7 +106,8 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
                 )
             )
         print(f"replicaset 0 -> {count} -> 0 pods (kubesim in a separate process, QPS limits off)")
-        print(f"{'phase':6} {'wall s':>8} {'manager cpu s':>14} {'kubesim cpu s':>14} {'manager ms/pod':>15}  limit")
+        header = ("phase", "wall s", "manager cpu s", "kubesim cpu s", "manager ms/pod")
+        print(f"{header[0]:6} {header[1]:>8} {header[2]:>14} {header[3]:>14} {header[4]:>15}  limit")
         for phase, wall, cpu, sim_cpu in rows:
             limit = "kubesim" if sim_cpu > cpu else "manager"
             print(f"{phase:6} {wall:8.2f} {cpu:14.2f} {sim_cpu:14.2f} {1000 * cpu / count:15.3f}  {limit}")
