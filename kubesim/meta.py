@@ -119,7 +119,7 @@ def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
     if "managedFields" in new.get("metadata", {}):
         result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
     if "status" in new:
-        result["status"] = new["status"]
+        result["status"] = new["status"]  # a body without status clears it, as the status strategies do
     return result
 
 
@@ -128,8 +128,9 @@ def _micro_fields(rtype: ResourceType, obj: JSON) -> list[Any]:
         spec = obj.get("spec") or {}
         return [spec.get("acquireTime"), spec.get("renewTime")]
     if rtype.plural == "events" and rtype.group in ("", "events.k8s.io"):
-        series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
-        return [obj.get("eventTime"), series.get("lastObservedTime")]
+        series = obj.get("series")
+        observed = series.get("lastObservedTime") if isinstance(series, dict) else None
+        return [obj.get("eventTime"), observed]
     return []
 
 

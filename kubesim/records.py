@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,12 @@ JSON = dict[str, Any]
 
 def format_time(t: float) -> str:
     """RFC 3339 with whole seconds and `Z`, as metav1.Time serialises."""
-    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_second(int(t // 1))
+
+
+@functools.lru_cache(maxsize=64)  # writes come in bursts within the same second
+def _format_second(second: int) -> str:
+    return datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(t: float) -> str:
