@@ -11,7 +11,8 @@ Used from Python (`sim.faults.fail(500, verb="list", resource="pods")`) or over 
     DELETE /kubesim/faults                 remove every rule
 
 Verbs are Kubernetes audit verbs (get, list, watch, create, update, patch, delete, deletecollection); a rule's
-`resource` is a plural ("pods", also matching its subresources), a "pods/status"-style subresource, or "*".
+`resource` is a plural, optionally group-qualified ("pods", "jobs.batch", also matching their subresources), a
+subresource ("pods/status", "jobs.batch/status"), or "*".
 Which request fails is decided by one random generator seeded from `seed`, so a run is reproducible.
 """
 
@@ -108,8 +109,11 @@ class _Rule:
             return False
         if not self.resources:
             return True
-        full = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
-        return info.resource in self.resources or full in self.resources
+        # "jobs", "jobs.batch", "jobs/status" and "jobs.batch/status" all name batch jobs' status writes
+        names = [info.resource, f"{info.resource}.{info.group}"] if info.group else [info.resource]
+        if info.subresource:
+            names += [f"{name}/{info.subresource}" for name in names]
+        return any(name in self.resources for name in names)
 
 
 @dataclass

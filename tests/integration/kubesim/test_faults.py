@@ -106,6 +106,24 @@ async def test_subresource_rules_only_hit_the_subresource(kubesim: Any, api: Api
     assert (await api.call("GET", "/api/v1/namespaces/default/status"))[0] == 500
 
 
+async def test_group_qualified_resources(kubesim: Any, api: Api) -> None:
+    labels = {"app": "d"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template},
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+    await api.ok("POST", "/apis/apps/v1/namespaces/default/deployments", deployment)
+    kubesim.faults.fail(429, resource="deployments.apps/scale")
+    assert (await api.call("GET", path))[0] == 200
+    assert (await api.call("GET", f"{path}/scale"))[0] == 429
+    kubesim.faults.fail(500, resource="deployments.batch")  # another group: never matches
+    assert (await api.call("GET", path))[0] == 200
+
+
 async def _failure_pattern(factory: KubeSimFactory, session: aiohttp.ClientSession, seed: int) -> list[int]:
     sim = await factory(seed=seed, kubelet=False)
     api = Api(session, sim.url)
