@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import apply, crd, errors, patch
+from kubesim import apply, crd, errors, patch, reviews
 from kubesim.admission import Write, copy_json
 from kubesim.context import ApiContext, to_view
 from kubesim.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
@@ -39,6 +39,8 @@ def _after_write(ctx: ApiContext, write: Write, result: JSON) -> None:
 async def create_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     write = Write(ctx, request, target)
     obj = await write.read_object()
+    if target.rtype.review:
+        return write.respond(reviews.answer(target.rtype.kind, obj), 201)
     result = write.create(obj)
     _after_write(ctx, write, result)
     return write.respond(result, 201)

@@ -191,6 +191,24 @@ M: dict[str, dict[int, Field]] = {
     },
     "Subject": {1: ("kind", "s"), 2: ("apiGroup", "s"), 3: ("name", "s"), 4: ("namespace", "s")},
     "RoleRef": {1: ("apiGroup", "s"), 2: ("kind", "s"), 3: ("name", "s")},
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec")},
+    "SelfSubjectAccessReviewSpec": {
+        1: ("resourceAttributes", "ResourceAttributes"),
+        2: ("nonResourceAttributes", "NonResourceAttributes"),
+    },
+    "ResourceAttributes": {
+        1: ("namespace", "s"),
+        2: ("verb", "s"),
+        3: ("group", "s"),
+        4: ("version", "s"),
+        5: ("resource", "s"),
+        6: ("subresource", "s"),
+        7: ("name", "s"),
+    },
+    "NonResourceAttributes": {1: ("path", "s"), 2: ("verb", "s")},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "s")},
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta")},
 }
 
 

@@ -56,6 +56,8 @@ def seed_cluster(sim: KubeSim) -> None:
 
 def _pick(request: web.Request, target: Target) -> Handler:
     method, sub, named = request.method, target.subresource, bool(target.name)
+    if target.rtype.review and (method != "POST" or named):
+        raise errors.method_not_allowed()  # reviews are create-only
     if method == "GET":
         watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
         if not named:

@@ -46,6 +46,7 @@ class ResourceType:
     return_deleted: bool = False  # DELETE answers with the object rather than a Status
     printer: str = ""  # table printer name, "" = Name + Created At
     crd: JSON | None = field(default=None, compare=False, hash=False)  # the CRD object for custom resources
+    review: bool = False  # create-only and never stored (access/identity reviews answered at once)
 
     @property
     def api_version(self) -> str:
@@ -219,6 +220,54 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
     _t("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", namespaced=False),
     _t("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+    # Reviews: RBAC is stored, not enforced, so every access review is allowed.
+    _t(
+        "authorization.k8s.io",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authentication.k8s.io",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authentication.k8s.io",
+        "tokenreviews",
+        "TokenReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
 )
 
 # GroupVersions served, in the order discovery lists them (preferred first within a group).
@@ -230,6 +279,8 @@ GROUP_ORDER = (
     "coordination.k8s.io",
     "rbac.authorization.k8s.io",
     "apiextensions.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
 )
 
 SEED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

@@ -325,3 +325,18 @@ async def test_events_are_one_store_with_two_views(api: Api) -> None:
     assert [i["metadata"]["name"] for i in listed["items"]] == ["e1"]
     core = await api.ok("GET", "/api/v1/events?fieldSelector=involvedObject.name=q")
     assert core["items"] == []
+
+
+async def test_access_reviews_are_answered_and_not_stored(api: Api, sim: KubeSim) -> None:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "pods", "namespace": "default"}},
+    }
+    rv = sim.store.resource_version
+    status, payload = await api.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review)
+    assert status == 201 and payload["status"]["allowed"] is True
+    assert payload["spec"] == review["spec"]
+    assert sim.store.resource_version == rv
+    status, payload = await api.call("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+    assert status == 405 and payload["reason"] == "MethodNotAllowed"

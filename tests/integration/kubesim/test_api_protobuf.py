@@ -112,3 +112,25 @@ async def test_kubectl_create_generators(sim: KubeSim, tmp_path: Path) -> None:
     job = store.get("jobs.batch", "team", "once")
     assert job is not None
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
+async def test_kubectl_auth_reviews(sim: KubeSim, tmp_path: Path) -> None:
+    async def kubectl(*args: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            "kubectl",
+            f"--kubeconfig={sim.kubeconfig}",
+            f"--cache-dir={tmp_path / 'cache'}",
+            *args,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        return out.decode()
+
+    assert (await kubectl("auth", "can-i", "create", "pods")).strip() == "yes"
+    assert "kubesim-admin" in await kubectl("auth", "whoami")
+    rv = sim.store.resource_version
+    await kubectl("auth", "can-i", "--list")
+    assert sim.store.resource_version == rv  # reviews are never stored
