@@ -83,28 +83,35 @@ def sort_active_pods(pods: Iterable[Obj]) -> list[Obj]:
 
 
 class _Features(NamedTuple):
-    assigned: bool
-    phase: int
+    prefix: tuple[int, int, int, int, int]  # rules 1-5 ascending: assigned, phase, ready, cost, -rank
     ready: bool
-    cost: int
-    rank: int
     ready_time: float | None
-    restarts: tuple[int, int]
+    ready_bucket: int
+    restarts: tuple[int, int]  # negated: more restarts sort first
     created: float | None
+    created_bucket: int
     uid: str
 
 
-def _features(pod: Mapping[str, Any], rank: int) -> _Features:
+def _features(pod: Mapping[str, Any], rank: int, now: float | None) -> _Features:
     ready = is_ready(pod)
+    ready_time = ready_since(pod) if ready else None
+    created = parse_time(meta(pod).get("creationTimestamp"))
+    regular, sidecar = max_container_restarts(pod)
     return _Features(
-        assigned=bool(node_name(pod)),
-        phase=_PHASE_ORDINAL.get(pod_phase(pod), 0),
+        prefix=(
+            1 if node_name(pod) else 0,
+            _PHASE_ORDINAL.get(pod_phase(pod), 0),
+            1 if ready else 0,
+            deletion_cost(pod),
+            -rank,
+        ),
         ready=ready,
-        cost=deletion_cost(pod),
-        rank=rank,
-        ready_time=ready_since(pod) if ready else None,
-        restarts=max_container_restarts(pod),
-        created=parse_time(meta(pod).get("creationTimestamp")),
+        ready_time=ready_time,
+        ready_bucket=log_bucket(ready_time, now) if ready_time is not None and now is not None else -1,
+        restarts=(-regular, -sidecar),
+        created=created,
+        created_bucket=log_bucket(created, now) if created is not None and now is not None else -1,
         uid=str(meta(pod).get("uid") or ""),
     )
 
@@ -115,39 +122,28 @@ def log_bucket(t: float, now: float) -> int:
     return delta_ns.bit_length() - 1 if delta_ns > 0 else -1
 
 
-def _cmp(a: int | float, b: int | float) -> int:
-    return -1 if a < b else (1 if a > b else 0)
-
-
-def _compare_times(a: _Features, b: _Features, ta: float | None, tb: float | None, now: float | None) -> int:
-    """Zero first, then newer first; with `now`, times in the same log2 bucket are ordered by UID."""
-    if ta is None or tb is None or now is None:
-        if ta is None or tb is None:
-            return -1 if ta is None else 1
+def _compare_times(
+    a: _Features, b: _Features, ta: float | None, tb: float | None, bucket_a: int, bucket_b: int, timed: bool
+) -> int:
+    """Zero first, then newer first; with a clock, times in the same log2 bucket are ordered by UID."""
+    if ta is None or tb is None:
+        return -1 if ta is None else 1
+    if not timed:
         return -1 if ta > tb else 1
-    diff = log_bucket(ta, now) - log_bucket(tb, now)
-    if diff == 0:
+    if bucket_a == bucket_b:
         return -1 if a.uid < b.uid else (1 if b.uid < a.uid else 0)
-    return -1 if diff < 0 else 1
+    return -1 if bucket_a < bucket_b else 1
 
 
-def _compare_ranked(a: _Features, b: _Features, now: float | None) -> int:
-    if a.assigned != b.assigned:
-        return 1 if a.assigned else -1
-    if a.phase != b.phase:
-        return _cmp(a.phase, b.phase)
-    if a.ready != b.ready:
-        return 1 if a.ready else -1
-    if a.cost != b.cost:
-        return _cmp(a.cost, b.cost)
-    if a.rank != b.rank:
-        return _cmp(b.rank, a.rank)
-    if a.ready and b.ready and a.ready_time != b.ready_time:
-        return _compare_times(a, b, a.ready_time, b.ready_time, now)
+def _compare_ranked(a: _Features, b: _Features, timed: bool) -> int:
+    if a.prefix != b.prefix:
+        return -1 if a.prefix < b.prefix else 1
+    if a.ready and a.ready_time != b.ready_time:  # rule 3 made both ready or both not
+        return _compare_times(a, b, a.ready_time, b.ready_time, a.ready_bucket, b.ready_bucket, timed)
     if a.restarts != b.restarts:
-        return -1 if a.restarts > b.restarts else 1
+        return -1 if a.restarts < b.restarts else 1
     if a.created != b.created:
-        return _compare_times(a, b, a.created, b.created, now)
+        return _compare_times(a, b, a.created, b.created, a.created_bucket, b.created_bucket, timed)
     return 0
 
 
@@ -155,10 +151,11 @@ def sort_active_pods_with_ranks(pods: Sequence[Obj], ranks: Sequence[int], now: 
     """Order `pods` for deletion; `ranks[i]` is the co-located rank of `pods[i]`."""
     if len(pods) != len(ranks):
         raise ValueError("pods and ranks must have the same length")
-    decorated: list[tuple[_Features, Obj]] = [(_features(p, r), p) for p, r in zip(pods, ranks, strict=True)]
+    timed = now is not None
+    decorated = [(_features(p, r, now), p) for p, r in zip(pods, ranks, strict=True)]
 
     def compare(x: tuple[_Features, Obj], y: tuple[_Features, Obj]) -> int:
-        return _compare_ranked(x[0], y[0], now)
+        return _compare_ranked(x[0], y[0], timed)
 
     decorated.sort(key=cmp_to_key(compare))
     return [p for _, p in decorated]
