@@ -332,39 +332,45 @@ def unknown_fields(gvk: GVK, obj: JSON) -> list[str]:
     root = schemas.root(gvk)
     found: list[str] = []
     if root is not None:
-        _walk(obj, root, "", found)
+        _walk(obj, root, "", found, schemas.is_custom(gvk))
     return found
 
 
-def _walk(value: Any, node: JSON, path: str, found: list[str]) -> None:
-    """Report unknown keys under `value`; only containers are descended into (scalars cannot hide any)."""
-    if schemas.preserves_unknown(node):
+def _walk(value: Any, node: JSON, path: str, found: list[str], structural: bool = False) -> None:
+    """Report unknown keys under `value`; only containers are descended into (scalars cannot hide any).
+    `structural`: a CRD schema, where an object without properties keeps no field (the apiserver prunes
+    them); built-in objects without properties (RawExtension, FieldsV1) are free-form."""
+    if schemas.preserves_unknown(node) and not (structural and "object" in schemas.types(node)):
+        return
+    if node.get("x-kubernetes-preserve-unknown-fields"):
         return
     if isinstance(value, dict):
         properties = node.get("properties")
         additional = node.get("additionalProperties")
         embedded = node.get("x-kubernetes-embedded-resource")
+        closed = structural and properties is None and additional is None
         for key, child_value in value.items():
+            child_structural = structural and not (path == "" and key == "metadata")
             if properties is not None and key in properties:
                 if isinstance(child_value, dict | list):
                     child = schemas.child(node, key)
                     if child is not None:
-                        _walk(child_value, child, f"{path}.{key}", found)
+                        _walk(child_value, child, f"{path}.{key}", found, child_structural)
             elif isinstance(additional, dict):
                 if isinstance(child_value, dict | list):
                     element = schemas.child(node, key)
                     if element is not None:
-                        _walk(child_value, element, f"{path}.{key}", found)
+                        _walk(child_value, element, f"{path}.{key}", found, child_structural)
             elif additional is True or (embedded and key in ("apiVersion", "kind", "metadata")):
                 continue
-            elif properties is not None or additional is False:
+            elif properties is not None or additional is False or closed:
                 found.append(f"{path}.{key}")
     elif isinstance(value, list):
         element = schemas.items(node)
         if element is not None:
             for i, item in enumerate(value):
                 if isinstance(item, dict | list):
-                    _walk(item, element, f"{path}[{i}]", found)
+                    _walk(item, element, f"{path}[{i}]", found, structural)
 
 
 def invalid_message(kind: str, name: str, causes: list[JSON]) -> str:

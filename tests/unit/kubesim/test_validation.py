@@ -482,6 +482,8 @@ def test_unknown_fields_from_schemas() -> None:
             "status": {"anything": True},
         }
         assert unknown_fields(gvk, widget) == [".metadata.bogus", ".spec.colour"]
+        schemas.register_crd_schema(gvk, {"type": "object", "properties": {"spec": {"type": "object"}}})
+        assert unknown_fields(gvk, widget) == [".metadata.bogus", ".spec.size", ".spec.colour", ".status"]
     finally:
         schemas.unregister_crd_schema(gvk)
 
