@@ -195,3 +195,22 @@ async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: Kub
         assert census.plateaus(min_duration=0.2) == [0, 1, 3, 6, 7, 8]
         assert seen_condition[0]["reason"] == "FailedCreate"
         await wait_for(lambda: _none(failure_condition(env, "batches")), 10.0, message="condition cleared")
+
+
+async def test_failing_deletes_report_failed_delete(kubesim: KubeSim) -> None:
+    async with running_manager(kubesim) as env:
+        await env.create_rs("sticky", 3)
+        await env.wait_status("sticky", replicas=3)
+        kubesim.faults.fail(500, verb="delete", resource="pods")
+        await env.scale("sticky", 1)
+        condition = await wait_for(lambda: failure_condition(env, "sticky"), 10.0, message="ReplicaFailure")
+        kubesim.faults.clear()  # early: every failed sync doubles the key's retry delay
+        assert condition["reason"] == "FailedDelete"
+        assert condition["message"] == f"unable to delete pods: {INJECTED}"
+        events = await env.events("sticky", "FailedDelete")
+        assert events and events[0]["type"] == "Warning"
+        assert events[0]["message"] == f"Error deleting: {INJECTED}"
+
+        await env.wait_status("sticky", replicas=1)
+        await wait_for(lambda: _none(failure_condition(env, "sticky")), 10.0, message="condition cleared")
+        assert len(await env.events("sticky", "SuccessfulDelete")) >= 1
