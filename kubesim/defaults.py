@@ -13,10 +13,13 @@ get a deterministic fake ClusterIP from 10.96.0.0/16; quantities are not canonic
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from kubesim import schemas
 
 JSON = dict[str, Any]
 
@@ -365,8 +368,42 @@ _BY_RESOURCE: dict[str, Callable[[JSON], None]] = {
 }
 
 
+def schema_defaults(value: Any, node: JSON | None) -> None:
+    """Structural-schema defaulting of custom resources: a missing (or null, when not nullable) property
+    takes its `default`; objects, maps and list items are descended into."""
+    if node is None:
+        return
+    if isinstance(value, dict):
+        properties = node.get("properties") or {}
+        for key, prop in properties.items():
+            if "default" in prop and (key not in value or (value[key] is None and not prop.get("nullable"))):
+                value[key] = copy.deepcopy(prop["default"])
+        additional = node.get("additionalProperties")
+        for key, item in value.items():
+            child = properties.get(key, additional if isinstance(additional, dict) else None)
+            if isinstance(child, dict) and isinstance(item, dict | list):
+                schema_defaults(item, child)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for item in value:
+            if isinstance(item, dict | list):
+                schema_defaults(item, node["items"])
+
+
 def apply_defaults(resource: str, obj: JSON) -> None:
-    """Default `obj` of `resource` ("pods", "jobs.batch", ...) in place; unknown resources are left alone."""
+    """Default `obj` of `resource` ("pods", "jobs.batch", ...) in place. Custom resources take the defaults
+    of their CRD schema (registered with kubesim.schemas); other unknown resources are left alone."""
     defaulter = _BY_RESOURCE.get(resource)
     if defaulter is not None:
         defaulter(obj)
+        return
+    group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+    gvk = (group, version, str(obj.get("kind") or ""))
+    if schemas.is_custom(gvk):
+        root = schemas.root(gvk) or {}
+        for key, item in obj.items():
+            prop = (root.get("properties") or {}).get(key)
+            if key != "metadata" and isinstance(item, dict | list) and isinstance(prop, dict):
+                schema_defaults(item, prop)
+        for key, prop in (root.get("properties") or {}).items():
+            if key not in obj and isinstance(prop, dict) and "default" in prop:
+                obj[key] = copy.deepcopy(prop["default"])

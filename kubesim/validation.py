@@ -40,6 +40,7 @@ from kubesim.validation_common import (
 from kubesim.validation_job import validate_job, validate_job_spec
 from kubesim.validation_job_status import validate_job_status
 from kubesim.validation_pod import validate_pod_spec, validate_pod_template, validate_pod_update
+from kubesim.validation_schema import validate_custom
 
 GVK = tuple[str, str, str]
 _NAME_RULES = {"namespaces": "label", "services": "dns1035"}
@@ -316,7 +317,21 @@ def validate(resource: str, obj: JSON, old: JSON | None) -> list[JSON]:
     rules = _TYPE_RULES.get(resource)
     if rules is not None:
         causes += rules(obj, old)
+    else:
+        causes += _custom(obj)
     return causes
+
+
+def _gvk_of(obj: JSON) -> GVK:
+    group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+    return group, version, str(obj.get("kind") or "")
+
+
+def _custom(obj: JSON) -> Causes:
+    """Custom resources: their CRD's schema."""
+    gvk = _gvk_of(obj)
+    schema = schemas.root(gvk) if schemas.is_custom(gvk) else None
+    return validate_custom(obj, schema) if schema is not None else []
 
 
 def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
@@ -324,6 +339,8 @@ def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
     causes = validate_object_meta(new, old, _name_rule(resource))
     if resource == "jobs.batch":
         causes += validate_job_status(new, old)
+    elif resource not in _TYPE_RULES:
+        causes += _custom(new)
     return causes
 
 

@@ -500,3 +500,63 @@ def test_unknown_fields_from_schemas() -> None:
 )
 def test_go_repr(value: Any, expected: str) -> None:
     assert go_repr(value) == expected
+
+
+def test_custom_resources_follow_their_crd_schema() -> None:
+    gvk = ("example.com", "v1", "Widget")
+    schemas.register_crd_schema(
+        gvk,
+        {
+            "type": "object",
+            "required": ["spec"],
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "required": ["size"],
+                    "properties": {
+                        "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "colour": {"type": "string", "enum": ["red", "blue"]},
+                        "name": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
+                        "port": {"x-kubernetes-int-or-string": True},
+                        "tags": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+                        "mode": {"type": "string", "default": "fast"},
+                    },
+                },
+                "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+            },
+        },
+    )
+    try:
+
+        def widget(**spec: Any) -> dict[str, Any]:
+            return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec}
+
+        assert validate("widgets.example.com", widget(size=3, port="http"), None) == []
+        assert _messages(validate("widgets.example.com", widget(size="3"), None)) == [
+            'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"'
+        ]
+        assert _messages(
+            validate(
+                "widgets.example.com", widget(size=0, colour="green", name="ABCDEF", tags=["a", "b"]), None
+            )
+        ) == [
+            "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1",
+            'spec.colour: Unsupported value: "green": supported values: "red", "blue"',
+            "spec.name: Too long: may not be longer than 5",
+            "spec.name: Invalid value: \"ABCDEF\": spec.name in body should match '^[a-z]+$'",
+            "spec.tags: Too many: 2: must have at most 1 items",
+        ]
+        assert _messages(validate("widgets.example.com", widget(), None)) == ["spec.size: Required value"]
+        missing_spec = widget()
+        del missing_spec["spec"]
+        assert _messages(validate("widgets.example.com", missing_spec, None)) == ["spec: Required value"]
+        bad_status = widget(size=1)
+        bad_status["status"] = {"ready": "yes"}
+        assert [c["field"] for c in validate_status("widgets.example.com", bad_status, widget(size=1))] == [
+            "status.ready"
+        ]
+        defaulted = widget(size=1)
+        apply_defaults("widgets.example.com", defaulted)
+        assert defaulted["spec"]["mode"] == "fast"
+    finally:
+        schemas.unregister_crd_schema(gvk)
