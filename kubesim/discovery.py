@@ -33,6 +33,9 @@ def _subresources(rtype: ResourceType) -> list[tuple[str, tuple[str, ...], tuple
     subs: list[tuple[str, tuple[str, ...], tuple[str, str, str] | None]] = []
     if rtype.plural == "namespaces" and not rtype.group:
         subs.append(("finalize", ("update",), None))
+    if rtype.plural == "pods" and not rtype.group:
+        subs.append(("binding", ("create",), ("", "v1", "Binding")))
+        subs.append(("eviction", ("create",), ("policy", "v1", "Eviction")))
     if rtype.status:
         subs.append(("status", SUB_VERBS, None))
     if rtype.scale is not None:
@@ -61,7 +64,7 @@ def resource_list(registry: Registry, group: str, version: str) -> JSON:
                 "singularName": "",
                 "namespaced": rtype.namespaced,
             }
-            if response_kind is not None:
+            if response_kind is not None and response_kind[0]:
                 sub_entry["group"], sub_entry["version"] = response_kind[0], response_kind[1]
             sub_entry["kind"] = response_kind[2] if response_kind else rtype.kind
             sub_entry["verbs"] = list(verbs)

@@ -13,6 +13,7 @@ from aiohttp import web
 from kubesim import crd, discovery, errors, openapi
 from kubesim.context import ApiContext, error_response
 from kubesim.handlers_delete import delete_collection, delete_object
+from kubesim.handlers_pods import bind_pod, evict_pod
 from kubesim.handlers_read import get_object, list_objects
 from kubesim.handlers_scale import get_scale, write_scale
 from kubesim.handlers_watch import watch_objects
@@ -56,8 +57,10 @@ def seed_cluster(sim: KubeSim) -> None:
 
 def _pick(request: web.Request, target: Target) -> Handler:
     method, sub, named = request.method, target.subresource, bool(target.name)
-    if target.rtype.review and (method != "POST" or named):
-        raise errors.method_not_allowed()  # reviews are create-only
+    if (target.rtype.review and (method != "POST" or named)) or (
+        sub in ("binding", "eviction") and method != "POST"
+    ):
+        raise errors.method_not_allowed()  # create-only
     if method == "GET":
         watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
         if not named:
@@ -67,6 +70,8 @@ def _pick(request: web.Request, target: Target) -> Handler:
         return get_scale if sub == "scale" else get_object
     if method == "POST" and not named:
         return create_object
+    if method == "POST" and sub in ("binding", "eviction"):
+        return bind_pod if sub == "binding" else evict_pod
     if method == "PUT" and named:
         return write_scale if sub == "scale" else update_object
     if method == "PATCH" and named:

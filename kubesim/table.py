@@ -109,10 +109,11 @@ def _job_status(job: JSON) -> str:
 
 
 def _node_status(node: JSON) -> str:
+    status = "Unknown"
     for cond in _get(node, "status.conditions", []) or []:
         if cond.get("type") == "Ready":
-            return "Ready" if cond.get("status") == "True" else "NotReady"
-    return "Unknown"
+            status = "Ready" if cond.get("status") == "True" else "NotReady"
+    return status + (",SchedulingDisabled" if _get(node, "spec.unschedulable") else "")
 
 
 _NAME: Column = ("Name", "string", "name", 0, lambda o: _get(o, "metadata.name", ""))

@@ -271,3 +271,46 @@ async def test_delete_collection_with_selector(api: Api) -> None:
     assert result["kind"] == "ConfigMapList" and len(result["items"]) == 2
     remaining = await api.ok("GET", CMS)
     assert [i["metadata"]["name"] for i in remaining["items"]] == ["c"]
+
+
+async def test_binding_assigns_a_node_once(api: Api) -> None:
+    await api.ok(
+        "POST", PODS, {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    )
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "b"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+    }
+    result = await api.ok("POST", f"{PODS}/b/binding", binding)
+    assert result["status"] == "Success" and result["code"] == 201
+    pod = await api.ok("GET", f"{PODS}/b")
+    assert pod["spec"]["nodeName"] == "node-a"
+    assert {"type": "PodScheduled", "status": "True"}.items() <= pod["status"]["conditions"][0].items()
+    status, payload = await api.call("POST", f"{PODS}/b/binding", binding)
+    assert status == 409 and 'already assigned to node "node-a"' in payload["message"]
+    status, _ = await api.call("GET", f"{PODS}/b/binding")
+    assert status == 405
+
+
+async def test_eviction_deletes_through_delete_options(api: Api) -> None:
+    await api.ok(
+        "POST",
+        PODS,
+        {
+            "metadata": {"name": "e", "finalizers": ["x/y"]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
+    )
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "e"},
+        "deleteOptions": {"gracePeriodSeconds": 0},
+    }
+    result = await api.ok("POST", f"{PODS}/e/eviction", eviction)
+    assert result["code"] == 201
+    assert (await api.ok("GET", f"{PODS}/e"))["metadata"]["deletionTimestamp"]  # held by its finalizer
+    status, _ = await api.call("POST", f"{PODS}/missing/eviction", eviction)
+    assert status == 404

@@ -1,0 +1,81 @@
+"""Pod subresources a scheduler and `kubectl drain` use: binding (assign a node) and eviction (a delete
+through the eviction API; kubesim has no PodDisruptionBudgets, so every eviction is allowed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubesim import errors
+from kubesim.admission import copy_json
+from kubesim.context import ApiContext, json_response
+from kubesim.handlers_delete import delete_one
+from kubesim.request import Target, decode_object, read_body
+from kubesim.store import format_time
+
+JSON = dict[str, Any]
+CREATED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+
+async def _body(ctx: ApiContext, request: web.Request, kind: str) -> JSON:
+    body = await read_body(request, ctx.max_body_bytes)
+    return decode_object(body, request.headers.get("Content-Type", ""), kind)
+
+
+def _pod(ctx: ApiContext, target: Target) -> JSON:
+    entry = ctx.store.entry("pods", target.namespace, target.name)
+    if entry is None:
+        raise errors.not_found("pods", "", target.name)
+    return entry.obj
+
+
+async def bind_pod(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    binding = await _body(ctx, request, "Binding")
+    node = str((binding.get("target") or {}).get("name") or "")
+    if not node:
+        raise errors.invalid(
+            "Binding",
+            "",
+            target.name,
+            [{"reason": "FieldValueRequired", "field": "target.name", "message": "Required value"}],
+        )
+    pod = _pod(ctx, target)
+    assigned = (pod.get("spec") or {}).get("nodeName")
+    if assigned:
+        raise errors.conflict(
+            "pods/binding", "", target.name, f'pod {target.name} is already assigned to node "{assigned}"'
+        )
+    if pod["metadata"].get("deletionTimestamp"):
+        raise errors.conflict(
+            "pods/binding",
+            "",
+            target.name,
+            f"pod {target.name} is being deleted, cannot be assigned to a host",
+        )
+    updated = copy_json(pod)
+    updated.setdefault("spec", {})["nodeName"] = node
+    status = updated.setdefault("status", {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conditions.append(
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": format_time(ctx.clock()),
+        }
+    )
+    status["conditions"] = conditions
+    if "All" not in request.query.getall("dryRun", []):
+        ctx.store.update("pods", updated, check_resource_version=False)
+    return json_response(CREATED, 201)
+
+
+async def evict_pod(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    eviction = await _body(ctx, request, "Eviction")
+    _pod(ctx, target)
+    options = dict(eviction.get("deleteOptions") or {})
+    if "All" in request.query.getall("dryRun", []):
+        options["dryRun"] = ["All"]
+    delete_one(ctx, target.rtype, target.namespace, target.name, options)
+    return json_response(CREATED, 201)
