@@ -87,6 +87,31 @@ def _external_count(name: str) -> float:
     return value or 0.0
 
 
+def _metric(metric: str, /, **labels: str) -> float:
+    return REGISTRY.get_sample_value(metric, labels) or 0.0
+
+
+async def test_metrics_count_syncs_finished_jobs_and_pods(kubesim: KubeSim) -> None:
+    finished = ("job_controller_jobs_finished_total", {"completion_mode": "NonIndexed", "result": "succeeded",
+                                                        "reason": "CompletionsReached"})  # fmt: skip
+    pods = (
+        "job_controller_job_pods_finished_total",
+        {"completion_mode": "NonIndexed", "result": "succeeded"},
+    )
+    created = ("job_controller_job_pods_creation_total", {"reason": "new", "status": "succeeded"})
+    before = [_metric(name, **labels) for name, labels in (finished, pods, created)]
+    async with running(kubesim) as env:
+        await env.create("metered", completions=2, parallelism=2)
+        await env.wait_condition("metered", "Complete")
+    after = [_metric(name, **labels) for name, labels in (finished, pods, created)]
+    assert [a - b for a, b in zip(after, before, strict=True)] == [1, 2, 2]
+    syncs = _metric("job_controller_job_syncs_total", completion_mode="NonIndexed", result="success",
+                    action="pods_created")  # fmt: skip
+    assert syncs >= 1
+    assert _metric("job_controller_terminated_pods_tracking_finalizer_total", event="add") >= 2
+    assert _metric("workqueue_adds_total", name="job") >= 1
+
+
 async def test_managed_by_other_controller_is_left_alone(kubesim: KubeSim) -> None:
     before = _external_count("example.com/other")
     async with running(kubesim) as env:
@@ -173,3 +198,18 @@ async def test_adoption_and_release(kubesim: KubeSim) -> None:
             return not meta.get("ownerReferences") and not meta.get("finalizers")
 
         await wait_for(released, 5, message="pod released with its finalizer")
+
+
+async def test_deleted_job_pods_lose_their_finalizer(kubesim: KubeSim) -> None:
+    """Orphan mode delete (no garbage collector here): the running pods keep existing, the controller
+    removes the tracking finalizer it put on them so they can go away later."""
+    async with running(kubesim) as env:
+        await env.create("gone", completions=2, parallelism=2, annotations=LONG)
+        await wait_for(lambda: _status_is(env, "gone", active=2), 5, message="2 active")
+        await env.client.delete(JOBS, "gone", NS, propagation_policy="Orphan")
+
+        async def finalizers_removed() -> bool:
+            pods = await env.pods("gone")
+            return len(pods) == 2 and all(not p["metadata"].get("finalizers") for p in pods)
+
+        await wait_for(finalizers_removed, 5, message="finalizers removed from the deleted Job's pods")

@@ -1,0 +1,164 @@
+"""Job controller throughput with the real manager (job-controller only, in this process) against kubesim
+in a separate process, client-side rate limits off. Two scenarios:
+
+  one-big   one Job, completions 2000, parallelism 100, pods exit at once (run-seconds 0)
+  many      500 one-pod Jobs created at once
+
+    .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
+
+Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at warning)
+and this driver (creates the Jobs, polls for completion). For each scenario: wall time from the first create
+to the last Complete condition, CPU seconds of the manager and of kubesim (from /proc), and the manager's
+CPU per completed pod. A process near 100 % of a core is the limit (one asyncio loop uses one core); when
+neither is, the limit is the controller's own pacing (pod events are batched per Job for 1 s, as upstream).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from manager import JOBS, ApiClient
+from manager.client.rest import create_client
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+NS = "default"
+
+
+def process_cpu(pid: int) -> float:
+    """utime + stime of another process, in seconds (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def start_kubesim() -> tuple[subprocess.Popen[str], str]:
+    # JOB_BENCH_KUBESIM_DIR runs kubesim from another checkout (e.g. a stable copy while it is edited).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesim.cli", "--port", "0", "--nodes", "20", "--history-size", "200000",
+         "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=os.environ.get("JOB_BENCH_KUBESIM_DIR"),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("kubesim ready at "):
+            return proc, line.split("kubesim ready at ", 1)[1].strip()
+    raise RuntimeError("kubesim did not start")
+
+
+def job(name: str, completions: int, parallelism: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NS, "labels": {"bench": "jobs"}},
+        "spec": {
+            "completions": completions,
+            "parallelism": parallelism,
+            "template": {
+                "metadata": {"annotations": {"kubesim.aiokcm.io/run-seconds": "0"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
+            },
+        },
+    }
+
+
+def complete(obj: dict[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions)
+
+
+def start_manager(url: str, log_path: str) -> subprocess.Popen[bytes]:
+    aiokcm = os.path.join(os.path.dirname(sys.executable), "aiokcm")
+    # JOB_BENCH_MANAGER_CMD replaces the manager executable, e.g. with a profiling wrapper.
+    prefix = os.environ.get("JOB_BENCH_MANAGER_CMD", aiokcm).split()
+    args = [
+        *prefix, "--master", url, "--controllers", "job", "--leader-elect=false", "--kube-api-qps", "0",
+        "--bind-address", "127.0.0.1", "--port", "0", "--log-format", "json", "--log-level", "info",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(log_path, "rb") as f:
+            if b"manager started" in f.read():
+                return proc
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"the manager did not start; see {log_path}")
+
+
+async def run_scenario(
+    client: ApiClient, sim_pid: int, manager_pid: int, label: str, jobs: list[dict[str, Any]], pods: int
+) -> dict[str, float]:
+    cpu0, sim0, wall0 = process_cpu(manager_pid), process_cpu(sim_pid), time.monotonic()
+    gate = asyncio.Semaphore(50)
+
+    async def create(body: dict[str, Any]) -> None:
+        async with gate:
+            await client.create(JOBS, body, NS)
+
+    await asyncio.gather(*(create(j) for j in jobs))
+    names = {j["metadata"]["name"] for j in jobs}
+    while True:
+        if len(jobs) == 1:
+            done = (
+                {jobs[0]["metadata"]["name"]}
+                if complete(await client.get(JOBS, jobs[0]["metadata"]["name"], NS))
+                else set()
+            )
+        else:
+            listed = await client.list(JOBS, NS, label_selector="bench=jobs")
+            done = {j["metadata"]["name"] for j in listed["items"] if complete(j)}
+        if names <= done:
+            break
+        await asyncio.sleep(0.25)
+    wall = time.monotonic() - wall0
+    cpu, sim = process_cpu(manager_pid) - cpu0, process_cpu(sim_pid) - sim0
+    busiest = max(("manager", cpu), ("kubesim", sim), key=lambda item: item[1])
+    limit = (
+        busiest[0] if busiest[1] / wall > 0.7 else "pacing (1 s event batching per Job), no process saturated"
+    )
+    print(
+        f"{label:8s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
+        f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core)  "
+        f"kubesim cpu={sim:6.2f}s ({100 * sim / wall:3.0f}%)  limit: {limit}",
+        flush=True,
+    )
+    return {"wall": wall, "cpu": cpu, "sim": sim}
+
+
+async def main(completions: int, parallelism: int, count: int) -> None:
+    sim_proc, url = start_kubesim()
+    log_path = os.path.join(tempfile.gettempdir(), f"job_throughput_manager_{os.getpid()}.log")
+    manager_proc = start_manager(url, log_path)
+    client = await create_client(master=url, qps=0)
+    try:
+        big = [job("big", completions, parallelism)]
+        await run_scenario(client, sim_proc.pid, manager_proc.pid, "one-big", big, completions)
+        jobs = [job(f"small-{i}", 1, 1) for i in range(count)]
+        await run_scenario(client, sim_proc.pid, manager_proc.pid, "many", jobs, count)
+    finally:
+        await client.close()
+        for proc in (manager_proc, sim_proc):
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(15)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--completions", type=int, default=2000)
+    parser.add_argument("--parallelism", type=int, default=100)
+    parser.add_argument("--jobs", type=int, default=500)
+    args = parser.parse_args()
+    asyncio.run(main(args.completions, args.parallelism, args.jobs))
