@@ -225,3 +225,18 @@ def test_selector_empty_and_label_set() -> None:
     template_labels = Selector.from_set({"app": "web", "tier": "fe"})
     assert template_labels.matches({"app": "web", "tier": "fe", "x": "y"})
     assert not template_labels.matches({"app": "web"})
+
+
+def test_ensure_indexer_shares_one_index_per_name() -> None:
+    from controllers.common.podutil import POD_CONTROLLER_UID_INDEX, controller_uid_index, ensure_indexer
+    from manager.informers.store import Indexer
+
+    indexer = Indexer()
+    ref = {"uid": "u", "controller": True}
+    owned = {"metadata": {"namespace": "ns", "name": "p", "ownerReferences": [ref]}}
+    indexer.upsert("ns/p", owned)
+    ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
+    ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)  # a second controller asks
+    assert indexer.by_index(POD_CONTROLLER_UID_INDEX, "u") == [owned]
+    with pytest.raises(ValueError, match="another function"):
+        ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, controller_uid_index)
