@@ -94,6 +94,8 @@ class Store:
         self._floor: dict[str, int] = {}
         self._global_floor = 0
         self._subs: dict[str | None, list[Subscription]] = {}
+        self._pending: deque[WatchEvent] = deque()
+        self._delivering = False
 
     # ---- reads -------------------------------------------------------------------------------------------
     @property
@@ -291,12 +293,21 @@ class Store:
         if len(history) >= self.history_size:
             self._floor[event.resource] = history.popleft().rv
         history.append(event)
-        for key in (event.resource, None):
-            for sub in self._subs.get(key, ()):
-                try:
-                    sub.callback(event)
-                except Exception:  # a consumer's bug must never break a write
-                    log.exception("store subscriber failed")
+        self._pending.append(event)
+        if self._delivering:
+            return  # a subscriber wrote from its callback: deliver after this event, in revision order
+        self._delivering = True
+        try:
+            while self._pending:
+                current = self._pending.popleft()
+                for key in (current.resource, None):
+                    for sub in list(self._subs.get(key, ())):
+                        try:
+                            sub.callback(current)
+                        except Exception:  # a consumer's bug must never break a write
+                            log.exception("store subscriber failed")
+        finally:
+            self._delivering = False
 
     def subscribe(self, resource: str | None, callback: Callable[[WatchEvent], None]) -> Subscription:
         sub = Subscription(self, resource, callback)

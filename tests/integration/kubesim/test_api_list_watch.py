@@ -368,3 +368,17 @@ async def test_in_process_store_subscription(sim: KubeSim) -> None:
     sim.store.delete("configmaps", "default", "direct")
     sub.close()
     assert seen == ["ADDED:direct", "MODIFIED:direct", "DELETED:direct"]
+
+
+async def test_writes_from_a_subscriber_are_delivered_in_revision_order(sim: KubeSim) -> None:
+    def echo(event: Any) -> None:
+        if event.type == "ADDED" and event.obj["metadata"]["name"] == "first":
+            sim.store.create("configmaps", {"metadata": {"name": "second", "namespace": "default"}})
+
+    first_sub = sim.store.subscribe("configmaps", echo)
+    seen: list[int] = []
+    second_sub = sim.store.subscribe("configmaps", lambda e: seen.append(e.rv))
+    sim.store.create("configmaps", {"metadata": {"name": "first", "namespace": "default"}})
+    first_sub.close()
+    second_sub.close()
+    assert seen == sorted(seen) and len(seen) == 2
