@@ -7,12 +7,9 @@ ReplicaSet is not being deleted, then write the status when it changed.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
-
-from prometheus_client import Histogram
 
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
@@ -22,27 +19,18 @@ from controllers.common.podutil import (
     Selector,
     controller_uid_index,
     ensure_indexer,
-    get_controller_of,
     is_terminating,
     labels_of,
     meta,
-    new_controller_ref,
     orphan_index_key,
     pod_controller_uid_index,
-    pod_from_template,
 )
-from controllers.common.ranking import (
-    deletion_age_ratios,
-    rank_by_related_pods_on_same_node,
-    sort_active_pods_with_ranks,
-)
-from controllers.common.slowstart import slow_start_batch
 from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
+from controllers.replicaset.manage import RS_CONTROLLER_UID_INDEX, manage_replicas
 from controllers.replicaset.podfacts import PodFacts, PodFactsCache, count_replicas
 from controllers.replicaset.status import (
     calculate_status,
     desired_replicas,
-    error_message,
     status_unchanged,
     with_status,
 )
@@ -53,7 +41,6 @@ from manager import (
     Controller,
     ControllerContext,
     ControllerExpectations,
-    NotFound,
     PolicyRule,
     Request,
     Result,
@@ -61,29 +48,7 @@ from manager import (
     watches,
 )
 
-BURST_REPLICAS = 500
 STATUS_UPDATE_RETRIES = 1
-RS_CONTROLLER_UID_INDEX = "replicaset-controller-uid"
-
-SORTING_DELETION_AGE_RATIO = Histogram(
-    "replicaset_controller_sorting_deletion_age_ratio",
-    "Age of each ready pod chosen for deletion divided by the age of the youngest ready pod, when a "
-    "ReplicaSet scales down; below 2 means the logarithmic ranking deleted young pods.",
-    buckets=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
-)
-
-
-class DeletePodError(Exception):
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(f"unable to delete pods: {error_message(cause)}")
-
-
-def _namespace_terminating(exc: BaseException) -> bool:
-    details = getattr(exc, "details", None)
-    causes = details.get("causes") if isinstance(details, dict) else None
-    return isinstance(causes, list) and any(
-        isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in causes
-    )
 
 
 def _replicaset_events(ctl: Controller) -> ReplicaSetEvents:
@@ -265,96 +230,7 @@ class ReplicaSetController(Controller):
 
     # ------------------------------------------------------------------ manageReplicas
     async def manage_replicas(self, pods: list[Obj], rs: Obj, key: str) -> None:
-        diff = len(pods) - desired_replicas(rs)
-        if diff < 0:
-            await self.create_pods(rs, key, min(-diff, BURST_REPLICAS))
-        elif diff > 0:
-            await self.delete_pods(rs, key, pods, min(diff, BURST_REPLICAS))
-
-    async def create_pods(self, rs: Obj, key: str, count: int) -> None:
-        namespace = str(meta(rs).get("namespace"))
-        ref = new_controller_ref(rs, REPLICASETS.api_version, REPLICASETS.kind)
-        template = (rs.get("spec") or {}).get("template") or {}
-        # One body for every create: the server names each pod from generateName.
-        body = pod_from_template(template, str(meta(rs)["name"]), ref)
-        self.expectations.expect_creations(key, count)
-        self.log.debug("too few replicas", replicaset=key, need=desired_replicas(rs), creating=count)
-
-        async def create_one() -> None:
-            try:
-                created = await self.client.create(PODS, body, namespace)
-            except ApiError as exc:
-                if _namespace_terminating(exc):
-                    return  # every create would fail the same way; nothing to report
-                self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {error_message(exc)}")
-                raise
-            self.recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {meta(created).get('name')}")
-
-        result = await slow_start_batch(count, create_one)
-        for _ in range(result.skipped):
-            # Pods never created (or refused) will never be observed.
-            self.expectations.creation_observed(key)
-        if result.error is not None:
-            self.log.info("slow-start failure, pods skipped", replicaset=key, skipped=result.skipped)
-            raise result.error
-
-    async def delete_pods(self, rs: Obj, key: str, pods: list[Obj], count: int) -> None:
-        victims = self.pods_to_delete(rs, pods, count)
-        namespace = str(meta(rs).get("namespace"))
-        pod_keys = [f"{namespace}/{meta(p).get('name')}" for p in victims]
-        self.expectations.expect_deletions(key, pod_keys)
-
-        async def delete_one(name: str, pod_key: str) -> None:
-            try:
-                await self.client.delete(PODS, name, namespace)
-            except NotFound:
-                self.expectations.deletion_observed(key, pod_key)
-                return
-            except ApiError as exc:
-                self.expectations.deletion_observed(key, pod_key)
-                self.recorder.event(rs, "Warning", "FailedDelete", f"Error deleting: {error_message(exc)}")
-                raise DeletePodError(exc) from exc
-            self.recorder.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
-
-        results = await asyncio.gather(
-            *(delete_one(str(meta(p).get("name")), k) for p, k in zip(victims, pod_keys, strict=True)),
-            return_exceptions=True,
-        )
-        for outcome in results:
-            if isinstance(outcome, BaseException):
-                raise outcome  # the first failure; the others were recorded as events
-
-    def pods_to_delete(self, rs: Obj, pods: list[Obj], count: int) -> list[Obj]:
-        if count >= len(pods):
-            return pods[:count]  # deleting all of them: no ranking needed
-        related = self.indirectly_related_pods(rs)
-        now = self.now()
-        ranked = sort_active_pods_with_ranks(pods, rank_by_related_pods_on_same_node(pods, related), now)
-        for ratio in deletion_age_ratios(ranked, count, now):
-            SORTING_DELETION_AGE_RATIO.observe(ratio)
-        return ranked[:count]
-
-    def indirectly_related_pods(self, rs: Mapping[str, Any]) -> list[Obj]:
-        """Pods selected by any ReplicaSet with the same controller owner (e.g. every ReplicaSet of one
-        Deployment); none when the ReplicaSet has no controller."""
-        ref = get_controller_of(rs)
-        if ref is None:
-            return []
-        seen: set[str] = set()
-        related: list[Obj] = []
-        for other in self.replicasets.indexer.by_index(RS_CONTROLLER_UID_INDEX, str(ref.get("uid", ""))):
-            selector = self.selector_of(other)
-            if selector is None:
-                continue
-            for pod in self._pods_in(str(meta(other).get("namespace")), selector):
-                uid = str(meta(pod).get("uid"))
-                if uid not in seen:
-                    seen.add(uid)
-                    related.append(pod)
-        return related
-
-    def _pods_in(self, namespace: str, selector: Selector) -> Iterable[Obj]:
-        return (p for p in self.pods.indexer.by_namespace(namespace) if selector.matches(labels_of(p)))
+        await manage_replicas(self, pods, rs, key)
 
     # ------------------------------------------------------------------ status
     def freshest(self, key: str, rs: Obj) -> Obj:
