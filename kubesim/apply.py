@@ -225,6 +225,12 @@ def server_side_apply(
     config = _content(applied)
     applied_set = _tracked(field_set(config, node, custom=custom), subresource)
     entries = _decode(live)
+    if live is not None and not entries and live_content:
+        # an object nobody manages yet: its current fields belong to a pseudo updater, as upstream does
+        fields = _tracked(field_set(live_content, node, update=True, custom=custom), subresource)
+        entries = [
+            _Entry("before-first-apply", "Update", _api_version(gvk), subresource or "", fields=fields)
+        ]
     me = _Entry(manager, "Apply", _api_version(gvk), subresource or "")
     existing = next((e for e in entries if e.identity == me.identity), None)
     others = [e for e in entries if e.identity != me.identity]

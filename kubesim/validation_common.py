@@ -312,6 +312,20 @@ def validate_finalizers(finalizers: Any, field: str) -> Causes:
     return causes
 
 
+def validate_managed_fields(entries: Any, field: str) -> Causes:
+    causes: Causes = []
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        operation = entry.get("operation")
+        if operation not in ("Apply", "Update"):
+            causes.append(invalid(f"{field}[{i}].operation", operation or "", "must be `Apply` or `Update`"))
+        fields_type = entry.get("fieldsType")
+        if fields_type and fields_type != "FieldsV1":
+            causes.append(invalid(f"{field}[{i}].fieldsType", fields_type, "must be `FieldsV1`"))
+    return causes
+
+
 def validate_object_meta(
     obj: JSON, old: JSON | None, name_rule: str = "subdomain", field: str = "metadata"
 ) -> Causes:
@@ -336,6 +350,7 @@ def validate_object_meta(
     causes.extend(validate_annotations(metadata.get("annotations"), f"{field}.annotations"))
     causes.extend(validate_owner_references(metadata.get("ownerReferences"), f"{field}.ownerReferences"))
     causes.extend(validate_finalizers(metadata.get("finalizers"), f"{field}.finalizers"))
+    causes.extend(validate_managed_fields(metadata.get("managedFields"), f"{field}.managedFields"))
     if old is not None:
         old_meta = old.get("metadata") or {}
         for key in ("name", "namespace", "uid", "creationTimestamp"):

@@ -308,3 +308,15 @@ def test_create_fast_path_matches_the_general_comparison(gvk: tuple[str, str, st
     record_update(None, fast, "m", gvk, now="t")
     record_update({}, general, "m", gvk, now="t")
     assert fast["metadata"]["managedFields"] == general["metadata"]["managedFields"]
+
+
+def test_first_apply_to_an_unmanaged_object_conflicts_with_before_first_apply() -> None:
+    live = _config()
+    live["metadata"]["uid"] = "u"
+    with pytest.raises(ApplyConflict) as err:
+        server_side_apply(live, _config(replicas=9), "kubectl", False, DEPLOYMENT)
+    assert err.value.status["message"] == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using apps/v1: .spec.replicas'
+    )
+    same = server_side_apply(live, _config(), "kubectl", False, DEPLOYMENT)
+    assert {e["manager"] for e in same["metadata"]["managedFields"]} == {"before-first-apply", "kubectl"}

@@ -560,3 +560,19 @@ def test_custom_resources_follow_their_crd_schema() -> None:
         assert defaulted["spec"]["mode"] == "fast"
     finally:
         schemas.unregister_crd_schema(gvk)
+
+
+def test_managed_fields_entries_are_checked() -> None:
+    obj = {
+        "metadata": {
+            "name": "x",
+            "managedFields": [
+                {"manager": "m", "operation": "Patch", "fieldsType": "FieldsV2"},
+                {"manager": "m", "operation": "Update", "fieldsType": "FieldsV1"},
+            ],
+        }
+    }
+    assert _messages(validate("configmaps", obj, None)) == [
+        'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or `Update`',
+        'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',
+    ]
