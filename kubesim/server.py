@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import orjson
+import yaml
 from aiohttp import web
 
 from kubesim import crd, discovery, errors, openapi
@@ -18,7 +19,7 @@ from kubesim.handlers_read import get_object, list_objects
 from kubesim.handlers_scale import get_scale, write_scale
 from kubesim.handlers_watch import watch_objects
 from kubesim.handlers_write import create_object, patch_object, update_object
-from kubesim.request import Target, parse_bool, resolve
+from kubesim.request import Target, negotiate, parse_bool, resolve
 from kubesim.types import SEED_NAMESPACES
 
 if TYPE_CHECKING:
@@ -81,6 +82,24 @@ def _pick(request: web.Request, target: Target) -> Handler:
     raise errors.method_not_allowed()
 
 
+def _maybe_yaml(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """Answer in YAML when that is what the client prefers (watches stay JSON lines)."""
+    if not isinstance(response, web.Response) or response.content_type != "application/json":
+        return response
+    try:
+        wants_yaml = negotiate(request.headers.get("Accept")).yaml
+    except errors.ApiError:
+        return response
+    if not wants_yaml or not isinstance(response.body, bytes):
+        return response
+    text = yaml.safe_dump(orjson.loads(response.body), sort_keys=False)
+    converted = web.Response(text=text, status=response.status, content_type="application/yaml")
+    for name in ("Warning", "Retry-After"):
+        for value in response.headers.getall(name, []):
+            converted.headers.add(name, value)
+    return converted
+
+
 def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def api(request: web.Request) -> web.StreamResponse:
         try:
@@ -91,9 +110,10 @@ def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.Strea
             target = resolve(ctx.registry, request.path)
             if target is None:
                 raise errors.resource_not_found()
-            return await _pick(request, target)(ctx, request, target)
+            response = await _pick(request, target)(ctx, request, target)
+            return _maybe_yaml(request, response)
         except errors.ApiError as err:
-            return error_response(err)
+            return _maybe_yaml(request, error_response(err))
         except (ConnectionError, web.HTTPException):
             raise
         except Exception as exc:  # nothing a client sends may crash the server

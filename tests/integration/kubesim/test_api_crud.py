@@ -340,3 +340,13 @@ async def test_access_reviews_are_answered_and_not_stored(api: Api, sim: KubeSim
     assert sim.store.resource_version == rv
     status, payload = await api.call("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
     assert status == 405 and payload["reason"] == "MethodNotAllowed"
+
+
+async def test_yaml_responses_when_asked(api: Api) -> None:
+    await api.ok("POST", CMS, cm("y"))
+    async with api.session.get(f"{api.url}{CMS}/y", headers={"Accept": "application/yaml"}) as resp:
+        assert resp.status == 200 and resp.content_type == "application/yaml"
+        text = await resp.text()
+    assert "kind: ConfigMap" in text and "name: y" in text
+    async with api.session.get(f"{api.url}{CMS}/nope", headers={"Accept": "application/yaml"}) as resp:
+        assert resp.status == 404 and "reason: NotFound" in await resp.text()
