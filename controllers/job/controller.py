@@ -17,6 +17,7 @@ from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
     POD_CONTROLLER_UID_INDEX,
     Selector,
+    ensure_indexer,
     labels_of,
     orphan_index_key,
     pod_controller_uid_index,
@@ -114,9 +115,7 @@ class JobController(Controller):
 
     def setup(self) -> None:
         super().setup()
-        indexer = self.pods
-        if POD_CONTROLLER_UID_INDEX not in indexer.get_indexers():
-            indexer.add_indexers({POD_CONTROLLER_UID_INDEX: pod_controller_uid_index})
+        ensure_indexer(self.pods, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
 
     # ------------------------------------------------------------------ queueing
     def enqueue_key(self, key: str) -> None:

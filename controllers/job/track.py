@@ -155,6 +155,13 @@ def _record_finished(ctl: JobController, job: Obj, finished: jc.Condition | None
     if finished is None:
         return
     mode = js.completion_mode(job)
+    ctl.log.info(  # the Job's key is bound in the log context by the runner
+        "job finished",
+        condition=finished["type"],
+        reason=finished["reason"],
+        succeeded=js.status(job).get("succeeded", 0),
+        failed=js.status(job).get("failed", 0),
+    )
     if finished["type"] == jc.COMPLETE:
         completions = js.completions(job)
         if completions is not None and int(js.status(job).get("succeeded") or 0) > completions:
