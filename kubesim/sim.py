@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesim.eventttl import EventExpiry
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.registry import Registry
 from kubesim.store import Store
@@ -55,6 +56,7 @@ class KubeSim:
         clock: Callable[[], float] = time.time,
         max_body_bytes: int = 3 * 1024 * 1024,
         bookmark_interval: float = 10.0,
+        event_ttl: float = 3600.0,
     ) -> None:
         self.host = host
         self.port = port
@@ -64,6 +66,8 @@ class KubeSim:
         self.clock = clock
         self.max_body_bytes = max_body_bytes
         self.bookmark_interval = bookmark_interval
+        self.event_ttl = event_ttl  # seconds after its last write an Event is deleted; 0 keeps them forever
+        self.event_expiry: EventExpiry | None = None
         self.store = Store(history_size=history_size, clock=clock)
         self.registry = Registry()
         self.watches = WatchHub()
@@ -101,6 +105,9 @@ class KubeSim:
         else:
             path = Path(self._kubeconfig_path)
         self.kubeconfig = str(write_kubeconfig(path, self.url))
+        if self.event_ttl > 0:
+            self.event_expiry = EventExpiry(self.store, self.event_ttl, self.clock)
+            self.event_expiry.start()
         kubelet_mod = _optional("kubesim.kubelet") if self.kubelet_enabled else None
         if kubelet_mod is not None:
             self.kubelet = kubelet_mod.Kubelet(self.store, self.nodes, self.seed, self.clock)
@@ -111,6 +118,9 @@ class KubeSim:
         if self.kubelet is not None:
             await self.kubelet.stop()
             self.kubelet = None
+        if self.event_expiry is not None:
+            await self.event_expiry.stop()
+            self.event_expiry = None
         self.watches.close_all_watches()
         if self.api is not None:
             for task in list(self.api.background):

@@ -314,3 +314,27 @@ async def test_eviction_deletes_through_delete_options(api: Api) -> None:
     assert (await api.ok("GET", f"{PODS}/e"))["metadata"]["deletionTimestamp"]  # held by its finalizer
     status, _ = await api.call("POST", f"{PODS}/missing/eviction", eviction)
     assert status == 404
+
+
+async def test_events_expire_after_the_ttl_since_their_last_write(kubesim_factory: KubeSimFactory) -> None:
+    now = [1_700_000_000.0]
+    sim = await kubesim_factory(kubelet=False, event_ttl=60.0, clock=lambda: now[0])
+    assert sim.event_expiry is not None
+    events = "/api/v1/namespaces/default/events"
+    body = {
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "R",
+        "message": "m",
+        "type": "Normal",
+    }
+    async with aiohttp.ClientSession() as session:
+        api = Api(session, sim.url)
+        await api.ok("POST", events, body)
+        await api.ok("POST", events, dict(body, metadata={"name": "fresh"}))
+        now[0] += 45
+        await api.ok("PATCH", f"{events}/fresh", {"message": "again"}, "application/merge-patch+json")
+        now[0] += 30  # "e" is 75 s old, "fresh" was rewritten 30 s ago
+        assert sim.event_expiry.sweep() == 1
+        assert await api.gone(f"{events}/e")
+        assert not await api.gone(f"{events}/fresh")
