@@ -9,6 +9,11 @@
         sim.registry     # kubesim.registry.Registry (resource types, CRD-defined ones included)
         sim.clock        # callable returning the time in seconds (injectable)
 
+Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
+resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
+bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
+deleted; 0 = never).
+
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()` (kubelet=True);
 - `kubesim.faults.Faults(seed=seed)`, bound with `.bind(compact=store.compact,
