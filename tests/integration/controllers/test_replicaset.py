@@ -90,11 +90,11 @@ async def _superset(get: Any, wanted: set[str]) -> bool:
 
 async def test_available_replicas_honour_min_ready_seconds(kubesim: KubeSim) -> None:
     async with running_manager(kubesim) as env:
-        await env.create_rs("slow", 2, min_ready_seconds=2)
+        await env.create_rs("slow", 2, min_ready_seconds=3)
         status = await env.wait_status("slow", replicas=2, readyReplicas=2)
-        assert int(status.get("availableReplicas") or 0) == 0, "ready pods are not available before 2 s"
+        assert int(status.get("availableReplicas") or 0) == 0, "ready pods are not available before 3 s"
         # Nothing else changes after this point: only the controller's own requeue makes them available.
-        await env.wait_status("slow", timeout=6.0, readyReplicas=2, availableReplicas=2)
+        await env.wait_status("slow", timeout=8.0, readyReplicas=2, availableReplicas=2)
 
 
 async def test_adoption_release_and_pods_of_another_controller(kubesim: KubeSim) -> None:
