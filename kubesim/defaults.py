@@ -16,98 +16,16 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kubesim import schemas
+from kubesim.defaults_pod import ensure_dict, pod_defaults, pod_spec_defaults
 
 JSON = dict[str, Any]
 
 MAX_INT32 = 2**31 - 1
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
-SYSTEM_PRIORITIES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
-_DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-
-
-def _dict(parent: JSON, key: str) -> JSON:
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        value = parent[key] = {}
-    return value
-
-
-def image_pull_policy(image: str) -> str:
-    """Always for `:latest` or an untagged image without digest, else IfNotPresent."""
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    tag = last.partition(":")[2] if ":" in last else "latest"
-    return "Always" if tag == "latest" else "IfNotPresent"
-
-
-def _probe(probe: Any) -> None:
-    if not isinstance(probe, dict):
-        return
-    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
-                       ("failureThreshold", 3)):
-        if not probe.get(key):
-            probe[key] = value
-    http = probe.get("httpGet")
-    if isinstance(http, dict):
-        http.setdefault("path", "/")
-        http.setdefault("scheme", "HTTP")
-
-
-def _container(container: Any) -> None:
-    if not isinstance(container, dict):
-        return
-    if not container.get("imagePullPolicy"):
-        container["imagePullPolicy"] = image_pull_policy(str(container.get("image", "")))
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
-    container.setdefault("resources", {})
-    for port in container.get("ports") or []:
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-    for env in container.get("env") or []:
-        field_ref = (env.get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
-        if isinstance(field_ref, dict):
-            field_ref.setdefault("apiVersion", "v1")
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _probe(container.get(probe))
-
-
-def _volume(volume: Any) -> None:
-    if not isinstance(volume, dict):
-        return
-    if set(volume) <= {"name"}:
-        volume["emptyDir"] = {}
-    for source, mode in (("configMap", 420), ("secret", 420), ("downwardAPI", 420), ("projected", 420)):
-        if isinstance(volume.get(source), dict):
-            volume[source].setdefault("defaultMode", mode)
-
-
-def pod_spec_defaults(spec: JSON) -> None:
-    """SetDefaults_PodSpec and the per-container/volume defaults: for pods and every pod template."""
-    for key, value in (("dnsPolicy", "ClusterFirst"), ("restartPolicy", "Always"),
-                       ("schedulerName", "default-scheduler")):
-        if not spec.get(key):
-            spec[key] = value
-    if spec.get("securityContext") is None:
-        spec["securityContext"] = {}
-    if spec.get("terminationGracePeriodSeconds") is None:
-        spec["terminationGracePeriodSeconds"] = 30
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        for container in spec.get(key) or []:
-            _container(container)
-    for volume in spec.get("volumes") or []:
-        _volume(volume)
-    # v1 conversion keeps the deprecated serviceAccount mirrored
-    if spec.get("serviceAccountName") and not spec.get("serviceAccount"):
-        spec["serviceAccount"] = spec["serviceAccountName"]
-    elif spec.get("serviceAccount") and not spec.get("serviceAccountName"):
-        spec["serviceAccountName"] = spec["serviceAccount"]
 
 
 def _template(obj: JSON, *path: str) -> None:
@@ -118,96 +36,24 @@ def _template(obj: JSON, *path: str) -> None:
         pod_spec_defaults(node["spec"])
 
 
-_QUANTITY_SUFFIXES: tuple[tuple[str, int | Decimal], ...] = (
-    ("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30), ("Ti", 2**40), ("Pi", 2**50), ("Ei", 2**60),
-    ("n", Decimal("1e-9")), ("u", Decimal("1e-6")), ("m", Decimal("1e-3")), ("k", 10**3), ("M", 10**6),
-    ("G", 10**9), ("T", 10**12), ("P", 10**15), ("E", 10**18))
-
-
-def parse_quantity(value: Any) -> Decimal | None:
-    """A resource.Quantity as a number (None when unparsable)."""
-    text = str(value).strip()
-    for suffix, factor in _QUANTITY_SUFFIXES:
-        if text.endswith(suffix):
-            number, scale = text[: -len(suffix)], Decimal(factor)
-            break
-    else:
-        number, scale = text, Decimal(1)
-    try:
-        return Decimal(number) * scale
-    except InvalidOperation:
-        return None
-
-
-def qos_class(spec: JSON) -> str:
-    """BestEffort, Guaranteed or Burstable from cpu/memory requests and limits (requests defaulted)."""
-    containers = [c for key in ("initContainers", "containers") for c in spec.get(key) or []
-                  if isinstance(c, dict)]
-    compute = ("cpu", "memory")
-    any_set = False
-    guaranteed = True
-    for container in containers:
-        resources = container.get("resources") or {}
-        requests = {k: v for k, v in (resources.get("requests") or {}).items() if k in compute}
-        limits = {k: v for k, v in (resources.get("limits") or {}).items() if k in compute}
-        any_set = any_set or bool(requests) or bool(limits)
-        if set(limits) != set(compute) or any(
-                parse_quantity(requests.get(k, limits[k])) != parse_quantity(limits[k]) for k in compute):
-            guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
-def _pod(obj: JSON) -> None:
-    spec = _dict(obj, "spec")
-    for key in ("initContainers", "containers"):
-        for container in spec.get(key) or []:
-            resources = container.get("resources") if isinstance(container, dict) else None
-            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-                requests = _dict(resources, "requests")
-                for name, quantity in resources["limits"].items():
-                    requests.setdefault(name, quantity)
-    spec.setdefault("enableServiceLinks", True)
-    pod_spec_defaults(spec)
-    # admission plugins: ServiceAccount, Priority, DefaultTolerationSeconds
-    if not spec.get("serviceAccountName"):
-        spec["serviceAccountName"] = spec["serviceAccount"] = "default"
-    if spec.get("priority") is None:
-        spec["priority"] = SYSTEM_PRIORITIES.get(str(spec.get("priorityClassName", "")), 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    tolerations = spec.get("tolerations")
-    if not isinstance(tolerations, list):
-        tolerations = []
-    for key in _DEFAULT_TOLERATIONS:
-        if not any(isinstance(t, dict) and t.get("key") in (None, "", key)
-                   and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
-            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                "tolerationSeconds": 300})
-    spec["tolerations"] = tolerations
-    status = _dict(obj, "status")
-    status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", qos_class(spec))
-
-
 def generate_job_selector(obj: JSON) -> None:
     """Job strategy: label the template with job name and uid and select on the uid (manualSelector off)."""
-    metadata = _dict(obj, "metadata")
-    spec = _dict(obj, "spec")
+    metadata = ensure_dict(obj, "metadata")
+    spec = ensure_dict(obj, "spec")
     if spec.get("manualSelector"):
         return
-    labels = _dict(_dict(_dict(spec, "template"), "metadata"), "labels")
+    labels = ensure_dict(ensure_dict(ensure_dict(spec, "template"), "metadata"), "labels")
     for key in JOB_NAME_LABELS:
         labels.setdefault(key, metadata.get("name", ""))
     for key in CONTROLLER_UID_LABELS:
         labels.setdefault(key, metadata.get("uid", ""))
-    match_labels = _dict(_dict(spec, "selector"), "matchLabels")
+    match_labels = ensure_dict(ensure_dict(spec, "selector"), "matchLabels")
     match_labels.setdefault(CONTROLLER_UID_LABELS[1], metadata.get("uid", ""))
 
 
 def _job(obj: JSON) -> None:
-    spec = _dict(obj, "spec")
-    metadata = _dict(obj, "metadata")
+    spec = ensure_dict(obj, "spec")
+    metadata = ensure_dict(obj, "metadata")
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     if spec.get("parallelism") is None:
@@ -241,7 +87,7 @@ def _job(obj: JSON) -> None:
 
 
 def _cronjob(obj: JSON) -> None:
-    spec = _dict(obj, "spec")
+    spec = ensure_dict(obj, "spec")
     spec.setdefault("concurrencyPolicy", "Allow")
     if spec.get("suspend") is None:
         spec["suspend"] = False
@@ -251,7 +97,7 @@ def _cronjob(obj: JSON) -> None:
 
 
 def _replicas(obj: JSON) -> JSON:
-    spec = _dict(obj, "spec")
+    spec = ensure_dict(obj, "spec")
     if spec.get("replicas") is None:
         spec["replicas"] = 1
     _template(obj, "spec", "template")
@@ -264,10 +110,10 @@ def _replicaset(obj: JSON) -> None:
 
 def _deployment(obj: JSON) -> None:
     spec = _replicas(obj)
-    strategy = _dict(spec, "strategy")
+    strategy = ensure_dict(spec, "strategy")
     strategy.setdefault("type", "RollingUpdate")
     if strategy["type"] == "RollingUpdate":
-        rolling = _dict(strategy, "rollingUpdate")
+        rolling = ensure_dict(strategy, "rollingUpdate")
         rolling.setdefault("maxUnavailable", "25%")
         rolling.setdefault("maxSurge", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
@@ -277,24 +123,24 @@ def _deployment(obj: JSON) -> None:
 def _statefulset(obj: JSON) -> None:
     spec = _replicas(obj)
     spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = _dict(spec, "updateStrategy")
+    strategy = ensure_dict(spec, "updateStrategy")
     if not strategy.get("type"):
         strategy["type"] = "RollingUpdate"
         strategy.setdefault("rollingUpdate", {})
     if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
         strategy["rollingUpdate"].setdefault("partition", 0)
     spec.setdefault("revisionHistoryLimit", 10)
-    retention = _dict(spec, "persistentVolumeClaimRetentionPolicy")
+    retention = ensure_dict(spec, "persistentVolumeClaimRetentionPolicy")
     retention.setdefault("whenDeleted", "Retain")
     retention.setdefault("whenScaled", "Retain")
 
 
 def _daemonset(obj: JSON) -> None:
-    spec = _dict(obj, "spec")
-    strategy = _dict(spec, "updateStrategy")
+    spec = ensure_dict(obj, "spec")
+    strategy = ensure_dict(spec, "updateStrategy")
     strategy.setdefault("type", "RollingUpdate")
     if strategy["type"] == "RollingUpdate":
-        rolling = _dict(strategy, "rollingUpdate")
+        rolling = ensure_dict(strategy, "rollingUpdate")
         rolling.setdefault("maxUnavailable", 1)
         rolling.setdefault("maxSurge", 0)
     spec.setdefault("revisionHistoryLimit", 10)
@@ -302,7 +148,7 @@ def _daemonset(obj: JSON) -> None:
 
 
 def _service(obj: JSON) -> None:
-    spec = _dict(obj, "spec")
+    spec = ensure_dict(obj, "spec")
     spec.setdefault("sessionAffinity", "None")
     spec.setdefault("type", "ClusterIP")
     for port in spec.get("ports") or []:
@@ -325,12 +171,12 @@ def _service(obj: JSON) -> None:
 
 
 def _namespace(obj: JSON) -> None:
-    metadata = _dict(obj, "metadata")
+    metadata = ensure_dict(obj, "metadata")
     if metadata.get("name"):
-        _dict(metadata, "labels")["kubernetes.io/metadata.name"] = metadata["name"]
-    spec = _dict(obj, "spec")
+        ensure_dict(metadata, "labels")["kubernetes.io/metadata.name"] = metadata["name"]
+    spec = ensure_dict(obj, "spec")
     spec.setdefault("finalizers", ["kubernetes"])
-    _dict(obj, "status").setdefault("phase", "Active")
+    ensure_dict(obj, "status").setdefault("phase", "Active")
 
 
 def _secret(obj: JSON) -> None:
@@ -347,13 +193,13 @@ def _replication_controller(obj: JSON) -> None:
     if labels:
         if not spec.get("selector"):
             spec["selector"] = dict(labels)
-        metadata = _dict(obj, "metadata")
+        metadata = ensure_dict(obj, "metadata")
         if not metadata.get("labels"):
             metadata["labels"] = dict(labels)
 
 
 _BY_RESOURCE: dict[str, Callable[[JSON], None]] = {
-    "pods": _pod,
+    "pods": pod_defaults,
     "jobs.batch": _job,
     "cronjobs.batch": _cronjob,
     "replicasets.apps": _replicaset,

@@ -16,30 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim import schemas
-from kubesim.validation_common import (
-    JSON,
-    OMIT,
-    Causes,
-    as_selector,
-    dns1123_label,
-    dns1123_subdomain,
-    forbidden,
-    immutable,
-    invalid,
-    non_negative,
-    not_supported,
-    positive,
-    qualified_name,
-    required,
-    selector_is_empty,
-    selector_matches,
-    validate_label_selector,
-    validate_object_meta,
-)
-from kubesim.validation_job import validate_job, validate_job_spec
+from kubesim import schemas, validation_types
+from kubesim.validation_common import JSON, Causes
+from kubesim.validation_job import validate_job
 from kubesim.validation_job_status import validate_job_status
-from kubesim.validation_pod import validate_pod_spec, validate_pod_template, validate_pod_update
+from kubesim.validation_meta import validate_object_meta
+from kubesim.validation_pod import validate_pod_spec, validate_pod_update
 from kubesim.validation_schema import validate_custom
 
 GVK = tuple[str, str, str]
@@ -53,243 +35,6 @@ def _name_rule(resource: str) -> str:
     return _NAME_RULES.get(resource, "subdomain")
 
 
-def _spec(obj: JSON) -> JSON:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def _replica_set_like(obj: JSON, old: JSON | None) -> Causes:
-    """ValidateReplicaSetSpec / the shared part of ValidateDeploymentSpec."""
-    spec = _spec(obj)
-    causes = non_negative("spec.replicas", spec.get("replicas")) + non_negative(
-        "spec.minReadySeconds", spec.get("minReadySeconds")
-    )
-    selector = spec.get("selector")
-    if selector is None:
-        causes.append(required("spec.selector"))
-    else:
-        causes += validate_label_selector(selector, "spec.selector")
-        if selector_is_empty(selector):
-            causes.append(
-                invalid("spec.selector", as_selector(selector), "empty selector is invalid for deployment")
-            )
-    template = spec.get("template")
-    if template is None:
-        causes.append(required("spec.template"))
-    else:
-        labels = ((template.get("metadata") or {}).get("labels")) or {}
-        if (
-            isinstance(selector, dict)
-            and not selector_is_empty(selector)
-            and not selector_matches(selector, labels)
-        ):
-            causes.append(
-                invalid(
-                    "spec.template.metadata.labels", labels, "`selector` does not match template `labels`"
-                )
-            )
-        causes += validate_pod_template(template, "spec.template")
-        pod_spec = template.get("spec") or {}
-        restart = pod_spec.get("restartPolicy")
-        if restart is not None and restart != "Always":
-            causes.append(not_supported("spec.template.spec.restartPolicy", restart, ("Always",)))
-        if pod_spec.get("activeDeadlineSeconds") is not None:
-            causes.append(
-                invalid(
-                    "spec.template.spec.activeDeadlineSeconds",
-                    pod_spec["activeDeadlineSeconds"],
-                    "activeDeadlineSeconds in ReplicaSet is not Supported",
-                )
-            )
-    if old is not None and selector != _spec(old).get("selector"):
-        causes.append(immutable("spec.selector", as_selector(selector)))
-    return causes
-
-
-def _deployment(obj: JSON, old: JSON | None) -> Causes:
-    spec = _spec(obj)
-    causes = _replica_set_like(obj, old)
-    strategy = spec.get("strategy") or {}
-    kind = strategy.get("type")
-    if kind is not None and kind not in ("Recreate", "RollingUpdate"):
-        causes.append(not_supported("spec.strategy.type", kind, ("Recreate", "RollingUpdate")))
-    if kind == "Recreate" and strategy.get("rollingUpdate") is not None:
-        causes.append(
-            forbidden(
-                "spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"
-            )
-        )
-    rolling = strategy.get("rollingUpdate") or {}
-    if (
-        kind == "RollingUpdate"
-        and rolling.get("maxUnavailable") in (0, "0%")
-        and rolling.get("maxSurge") in (0, "0%")
-    ):
-        causes.append(
-            invalid(
-                "spec.strategy.rollingUpdate.maxUnavailable",
-                rolling["maxUnavailable"],
-                "may not be 0 when `maxSurge` is 0",
-            )
-        )
-    causes += non_negative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
-    deadline, min_ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
-    if isinstance(deadline, int):
-        causes += positive("spec.progressDeadlineSeconds", deadline)
-        if deadline <= min_ready:
-            causes.append(
-                invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds")
-            )
-    return causes
-
-
-def _cronjob(obj: JSON, old: JSON | None) -> Causes:
-    spec = _spec(obj)
-    causes: Causes = []
-    if not spec.get("schedule"):
-        causes.append(required("spec.schedule"))
-    elif len(str(spec["schedule"]).split()) not in (5, 6) and not str(spec["schedule"]).startswith("@"):
-        causes.append(
-            invalid(
-                "spec.schedule",
-                spec["schedule"],
-                f"expected exactly 5 fields, found {len(str(spec['schedule']).split())}: {spec['schedule']}",
-            )
-        )
-    causes += non_negative("spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
-    policy = spec.get("concurrencyPolicy")
-    if not policy:
-        causes.append(required("spec.concurrencyPolicy"))
-    elif policy not in ("Allow", "Forbid", "Replace"):
-        causes.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace")))
-    job_spec = (spec.get("jobTemplate") or {}).get("spec")
-    causes += validate_job_spec(job_spec, "spec.jobTemplate.spec")
-    if isinstance(job_spec, dict):
-        if job_spec.get("selector") is not None:
-            causes.append(
-                invalid(
-                    "spec.jobTemplate.spec.selector",
-                    as_selector(job_spec["selector"]),
-                    "`selector` will be auto-generated",
-                )
-            )
-        if job_spec.get("manualSelector"):
-            causes.append(not_supported("spec.jobTemplate.spec.manualSelector", True, ("nil", "false")))
-    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        causes += non_negative(f"spec.{key}", spec.get(key))
-    name = (obj.get("metadata") or {}).get("name") or ""
-    if old is None and len(name) > 52:
-        causes.append(invalid("metadata.name", name, "must be no more than 52 characters"))
-    return causes
-
-
-def _service(obj: JSON, old: JSON | None) -> Causes:
-    spec = _spec(obj)
-    kind = spec.get("type", "ClusterIP")
-    causes: Causes = []
-    if kind not in ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"):
-        causes.append(
-            not_supported("spec.type", kind, ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort"))
-        )
-    if kind != "ExternalName" and spec.get("clusterIP") != "None" and not spec.get("ports"):
-        causes.append(required("spec.ports"))
-    for i, port in enumerate(spec.get("ports") or []):
-        number = port.get("port") if isinstance(port, dict) else None
-        if not isinstance(number, int) or not 1 <= number <= 65535:
-            causes.append(invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
-    return causes
-
-
-def _lease(obj: JSON, old: JSON | None) -> Causes:
-    spec = _spec(obj)
-    return positive("spec.leaseDurationSeconds", spec.get("leaseDurationSeconds")) + non_negative(
-        "spec.leaseTransitions", spec.get("leaseTransitions")
-    )
-
-
-def _event(obj: JSON, old: JSON | None) -> Causes:
-    new_api = str(obj.get("apiVersion", "")).startswith("events.k8s.io/")
-    regarding_key = "regarding" if new_api else "involvedObject"
-    regarding = obj.get(regarding_key) or {}
-    namespace = (obj.get("metadata") or {}).get("namespace") or ""
-    causes: Causes = []
-    regarding_ns = regarding.get("namespace") or ""
-    if (not regarding_ns and namespace not in ("", "default")) or (
-        regarding_ns and namespace != regarding_ns
-    ):
-        causes.append(invalid(f"{regarding_key}.namespace", regarding_ns, "does not match event.namespace"))
-    if not new_api:
-        return causes
-    if not obj.get("eventTime"):
-        causes.append(required("eventTime"))
-    if obj.get("type") not in ("Normal", "Warning"):
-        causes.append(invalid("type", "", f"has invalid value: {obj.get('type') or ''}"))
-    for key in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount", "deprecatedSource"):
-        if obj.get(key):
-            causes.append(invalid(key, "", "needs to be unset"))
-    controller = obj.get("reportingController") or ""
-    if not controller:
-        causes.append(required("reportingController"))
-    causes.extend(invalid("reportingController", controller, m) for m in qualified_name(controller))
-    for key, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
-        value = str(obj.get(key) or "")
-        if not value:
-            causes.append(required(key))
-        if len(value) > limit:
-            causes.append(invalid(key, "", f"can have at most {limit} characters"))
-    if len(str(obj.get("note") or "")) > 1024:
-        causes.append(invalid("note", "", "can have at most 1024 characters"))
-    series = obj.get("series")
-    if isinstance(series, dict):
-        if (series.get("count") or 0) < 2:
-            causes.append(invalid("series.count", "", "should be at least 2"))
-        if not series.get("lastObservedTime"):
-            causes.append(required("series.lastObservedTime"))
-    return causes
-
-
-def _crd(obj: JSON, old: JSON | None) -> Causes:
-    spec = _spec(obj)
-    names = spec.get("names") or {}
-    group, plural = str(spec.get("group") or ""), str(names.get("plural") or "")
-    causes: Causes = []
-    name = (obj.get("metadata") or {}).get("name") or ""
-    if name != f"{plural}.{group}":
-        causes.append(invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
-    if not group:
-        causes.append(required("spec.group"))
-    else:
-        causes.extend(invalid("spec.group", group, m) for m in dns1123_subdomain(group))
-        if "." not in group:
-            causes.append(invalid("spec.group", group, "should be a domain with at least one dot"))
-    if not plural:
-        causes.append(required("spec.names.plural"))
-    else:
-        causes.extend(invalid("spec.names.plural", plural, m) for m in dns1123_label(plural))
-    if not names.get("kind"):
-        causes.append(required("spec.names.kind"))
-    scope = spec.get("scope")
-    if scope not in ("Cluster", "Namespaced"):
-        causes.append(not_supported("spec.scope", scope or "", ("Cluster", "Namespaced")))
-    versions = spec.get("versions") or []
-    if not versions:
-        causes.append(
-            invalid("spec.versions", OMIT, "must have exactly one version marked as storage version")
-        )
-    elif sum(1 for v in versions if v.get("storage")) != 1:
-        causes.append(
-            invalid("spec.versions", versions, "must have exactly one version marked as storage version")
-        )
-    for i, version in enumerate(versions):
-        if not (version.get("schema") or {}).get("openAPIV3Schema"):
-            causes.append(required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"))
-    if old is not None:
-        for key in ("group",):
-            if spec.get(key) != _spec(old).get(key):
-                causes.append(immutable(f"spec.{key}", spec.get(key)))
-    return causes
-
-
 def _pod(obj: JSON, old: JSON | None) -> Causes:
     causes = validate_pod_spec(obj.get("spec"), "spec")
     if old is not None:
@@ -300,14 +45,14 @@ def _pod(obj: JSON, old: JSON | None) -> Causes:
 _TYPE_RULES: dict[str, Any] = {
     "pods": _pod,
     "jobs.batch": validate_job,
-    "cronjobs.batch": _cronjob,
-    "replicasets.apps": _replica_set_like,
-    "deployments.apps": _deployment,
-    "services": _service,
-    "leases.coordination.k8s.io": _lease,
-    "events": _event,
-    "events.events.k8s.io": _event,
-    "customresourcedefinitions.apiextensions.k8s.io": _crd,
+    "cronjobs.batch": validation_types.cronjob,
+    "replicasets.apps": validation_types.replica_set_like,
+    "deployments.apps": validation_types.deployment,
+    "services": validation_types.service,
+    "leases.coordination.k8s.io": validation_types.lease,
+    "events": validation_types.event,
+    "events.events.k8s.io": validation_types.event,
+    "customresourcedefinitions.apiextensions.k8s.io": validation_types.crd,
 }
 
 

@@ -16,9 +16,9 @@ from kubesim.validation_common import (
     not_supported,
     positive,
     required,
-    validate_annotations,
     validate_labels,
 )
+from kubesim.validation_meta import validate_annotations
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
