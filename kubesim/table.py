@@ -116,6 +116,30 @@ def _node_status(node: JSON) -> str:
     return status + (",SchedulingDisabled" if _get(node, "spec.unschedulable") else "")
 
 
+def _event_last_seen(event: JSON) -> str:
+    stamp = (
+        _get(event, "lastTimestamp")
+        or _get(event, "deprecatedLastTimestamp")
+        or _get(event, "eventTime")
+        or _get(event, "metadata.creationTimestamp")
+    )
+    return _age({"metadata": {"creationTimestamp": str(stamp)[:19] + "Z"}}) if stamp else "<unknown>"
+
+
+def _event_object(event: JSON) -> str:
+    ref = _get(event, "involvedObject") or _get(event, "regarding") or {}
+    return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+
+
+def _service_ports(service: JSON) -> str:
+    ports = _get(service, "spec.ports", []) or []
+    return ",".join(f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in ports) or "<none>"
+
+
+def _data_count(obj: JSON) -> int:
+    return len(_get(obj, "data", {}) or {}) + len(_get(obj, "binaryData", {}) or {})
+
+
 _NAME: Column = ("Name", "string", "name", 0, lambda o: _get(o, "metadata.name", ""))
 _AGE: Column = ("Age", "string", "", 0, _age)
 _TEMPLATE = "spec.template.spec.containers"
@@ -188,6 +212,36 @@ PRINTERS: dict[str, list[Column]] = {
         ("Version", "string", "", 0, lambda o: _get(o, "status.nodeInfo.kubeletVersion", "")),
     ],
     "namespaces": [_NAME, ("Status", "string", "", 0, lambda o: _get(o, "status.phase", "Active")), _AGE],
+    "events": [
+        ("Last Seen", "string", "", 0, _event_last_seen),
+        ("Type", "string", "", 0, lambda o: _get(o, "type", "")),
+        ("Reason", "string", "", 0, lambda o: _get(o, "reason", "")),
+        ("Object", "string", "", 0, _event_object),
+        ("Message", "string", "", 0, lambda o: _get(o, "message", "") or _get(o, "note", "")),
+        _NAME,
+    ],
+    "services": [
+        _NAME,
+        ("Type", "string", "", 0, lambda o: _get(o, "spec.type", "ClusterIP")),
+        ("Cluster-IP", "string", "", 0, lambda o: _get(o, "spec.clusterIP", "<none>")),
+        (
+            "External-IP",
+            "string",
+            "",
+            0,
+            lambda o: ",".join(_get(o, "spec.externalIPs", []) or []) or "<none>",
+        ),
+        ("Port(s)", "string", "", 0, _service_ports),
+        _AGE,
+    ],
+    "configmaps": [_NAME, ("Data", "integer", "", 0, _data_count), _AGE],
+    "secrets": [
+        _NAME,
+        ("Type", "string", "", 0, lambda o: _get(o, "type", "Opaque")),
+        ("Data", "integer", "", 0, _data_count),
+        _AGE,
+    ],
+    "leases": [_NAME, ("Holder", "string", "", 0, lambda o: _get(o, "spec.holderIdentity", "")), _AGE],
 }
 DEFAULT_COLUMNS: list[Column] = [
     _NAME,

@@ -140,7 +140,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         field_selectors=(("spec.unschedulable", "spec.unschedulable"),),
         printer="nodes",
     ),
-    _t("", "events", "Event", short_names=("ev",), field_selectors=_CORE_EVENT_FIELDS),
+    _t("", "events", "Event", short_names=("ev",), field_selectors=_CORE_EVENT_FIELDS, printer="events"),
     _t(
         "events.k8s.io",
         "events",
@@ -148,9 +148,10 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         short_names=("ev",),
         store_group="",
         field_selectors=_NEW_EVENT_FIELDS,
+        printer="events",
     ),
-    _t("", "configmaps", "ConfigMap", short_names=("cm",)),
-    _t("", "secrets", "Secret", field_selectors=(("type", "type"),)),
+    _t("", "configmaps", "ConfigMap", short_names=("cm",), printer="configmaps"),
+    _t("", "secrets", "Secret", field_selectors=(("type", "type"),), printer="secrets"),
     _t(
         "",
         "services",
@@ -160,9 +161,10 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         status=True,
         name_rule="label",
         return_deleted=True,
+        printer="services",
     ),
     _t("", "serviceaccounts", "ServiceAccount", short_names=("sa",), return_deleted=True),
-    _t("coordination.k8s.io", "leases", "Lease"),
+    _t("coordination.k8s.io", "leases", "Lease", printer="leases"),
     _t(
         "batch",
         "jobs",

@@ -134,8 +134,34 @@ async def test_table_output(api: Api, sim: KubeSim) -> None:
     row = table["rows"][0]
     assert row["cells"][:3] == ["p1", "0/1", "Pending"]
     assert row["object"]["kind"] == "PartialObjectMetadata" and row["object"]["metadata"]["name"] == "p1"
-    cms = await api.ok("GET", "/api/v1/namespaces/kube-system/configmaps", accept=TABLE)
-    assert [c["name"] for c in cms["columnDefinitions"]] == ["Name", "Created At"]
+    roles = await api.ok("GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", accept=TABLE)
+    assert [c["name"] for c in roles["columnDefinitions"]] == [
+        "Name",
+        "Created At",
+    ]  # no printer: the default
+    await api.ok(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}, "data": {"a": "b"}}
+    )
+    cms = await api.ok("GET", "/api/v1/namespaces/default/configmaps", accept=TABLE)
+    assert [c["name"] for c in cms["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert cms["rows"][0]["cells"][:2] == ["c", 1]
+    event = {
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "default"},
+        "reason": "Started",
+        "message": "hello",
+        "type": "Normal",
+    }
+    await api.ok("POST", "/api/v1/namespaces/default/events", event)
+    events = await api.ok("GET", "/api/v1/namespaces/default/events", accept=TABLE)
+    assert [c["name"] for c in events["columnDefinitions"]][:5] == [
+        "Last Seen",
+        "Type",
+        "Reason",
+        "Object",
+        "Message",
+    ]
+    assert events["rows"][0]["cells"][1:5] == ["Normal", "Started", "pod/p1", "hello"]
     one = await api.ok("GET", "/api/v1/namespaces/default", accept=TABLE)
     assert one["rows"][0]["cells"][:2] == ["default", "Active"]
 
