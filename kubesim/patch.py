@@ -56,8 +56,14 @@ class PatchError(Exception):
         self.details = details
 
     def status(self) -> JSON:
-        body: JSON = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                      "message": self.message, "reason": self.reason}
+        body: JSON = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+        }
         if self.details is not None:
             body["details"] = self.details
         body["code"] = self.code
@@ -65,8 +71,12 @@ class PatchError(Exception):
 
 
 def unsupported_patch_type(accepted: tuple[str, ...]) -> PatchError:
-    return PatchError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                      "accepted media types include: " + ", ".join(accepted))
+    return PatchError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - "
+        "accepted media types include: " + ", ".join(accepted),
+    )
 
 
 def accepted_patch_types(gvk: GVK) -> tuple[str, ...]:
@@ -86,8 +96,11 @@ def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK) -> JSON
     if media_type == JSON_PATCH:
         return _json_patch(current, patch)
     if not isinstance(patch, dict):
-        raise PatchError(400, "BadRequest", f"json: cannot unmarshal {_go_type(patch)} "
-                         "into Go value of type map[string]interface {}")
+        raise PatchError(
+            400,
+            "BadRequest",
+            f"json: cannot unmarshal {_go_type(patch)} into Go value of type map[string]interface {{}}",
+        )
     if media_type == MERGE_PATCH:
         result = merge_patch(current, patch)
         return result if isinstance(result, dict) else {}
@@ -106,26 +119,52 @@ def _go_type(value: Any) -> str:
 
 def _json_patch(current: JSON, operations: Any) -> JSON:
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
-        raise PatchError(400, "BadRequest", f"json: cannot unmarshal {_go_type(operations)} "
-                         "into Go value of type jsonpatch.Patch")
-    try:
-        patch = jsonpatch.JsonPatch(operations)
-        result = patch.apply(copy.deepcopy(current))
-    except jsonpatch.JsonPatchTestFailed as exc:
-        path = next((op.get("path", "") for op in operations if op.get("op") == "test"), "")
-        raise _unprocessable(f"testing value {path} failed: test failed") from exc
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        raise _unprocessable(str(exc)) from exc
-    except (KeyError, IndexError, TypeError) as exc:
-        raise _unprocessable(f"invalid JSON patch operation: {exc}") from exc
+        raise PatchError(
+            400,
+            "BadRequest",
+            f"json: cannot unmarshal {_go_type(operations)} into Go value of type jsonpatch.Patch",
+        )
+    result: Any = copy.deepcopy(current)
+    for operation in operations:  # one at a time, so that the failing operation is the one reported
+        try:
+            result = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
+        except jsonpatch.JsonPatchTestFailed as exc:
+            raise _unprocessable(f"testing value {operation.get('path', '')} failed: test failed") from exc
+        except jsonpatch.InvalidJsonPatch as exc:
+            raise PatchError(400, "BadRequest", f"invalid JSON patch: {exc}") from exc
+        except (
+            jsonpatch.JsonPatchException,
+            jsonpatch.JsonPointerException,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as exc:
+            raise _unprocessable(_operation_error(operation)) from exc
     if not isinstance(result, dict):
         raise _unprocessable("the patched document is not an object")
     return result
 
 
+def _operation_error(operation: JSON) -> str:
+    """How the apiserver's JSON-patch library words an operation whose path is missing."""
+    kind, path = operation.get("op"), operation.get("path", "")
+    if kind == "remove":
+        return f"unable to remove nonexistent key: {str(path).rsplit('/', 1)[-1]}: missing value"
+    if kind in ("move", "copy"):
+        source = operation.get("from", "")
+        return f"{kind} operation does not apply: doc is missing from path: {source}: missing value"
+    if kind == "replace":
+        return f"replace operation does not apply: doc is missing key: {path}: missing value"
+    return f'{kind} operation does not apply: doc is missing path: "{path}": missing value'
+
+
 def _unprocessable(why: str) -> PatchError:
-    return PatchError(422, "Invalid", "the server rejected our request due to an error in our request",
-                      {"causes": [{"reason": "UnexpectedServerResponse", "message": why}]})
+    return PatchError(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        {"causes": [{"reason": "UnexpectedServerResponse", "message": why}]},
+    )
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -200,8 +239,9 @@ def _merge_list(original: list[Any], patch: list[Any], schema: JSON | None) -> l
     if "merge" not in strategy:
         return _merge_list_replacing(patch, element_schema)
     if any(isinstance(item, dict) and item.get(_DIRECTIVE) == "replace" for item in patch):
-        return _merge_list_replacing([i for i in patch if not (isinstance(i, dict) and _DIRECTIVE in i)],
-                                     element_schema)
+        return _merge_list_replacing(
+            [i for i in patch if not (isinstance(i, dict) and _DIRECTIVE in i)], element_schema
+        )
     if info.merge_key is None:  # a set of primitives, e.g. finalizers
         result = list(original)
         for item in patch:
@@ -213,8 +253,14 @@ def _merge_list(original: list[Any], patch: list[Any], schema: JSON | None) -> l
     for item in patch:
         if not isinstance(item, dict):
             raise PatchError(400, "BadRequest", f"cannot merge non-map element {item} by merge key {key}")
-        position = next((i for i, old in enumerate(result)
-                         if isinstance(old, dict) and key in item and old.get(key) == item[key]), None)
+        position = next(
+            (
+                i
+                for i, old in enumerate(result)
+                if isinstance(old, dict) and key in item and old.get(key) == item[key]
+            ),
+            None,
+        )
         if item.get(_DIRECTIVE) == "delete":
             result = [old for old in result if not (isinstance(old, dict) and old.get(key) == item.get(key))]
             continue
@@ -246,6 +292,7 @@ def _merge_list_replacing(patch: list[Any], element_schema: JSON | None) -> list
 
 def _ordered(items: list[Any], order: list[Any], info: schemas.FieldInfo) -> list[Any]:
     """Reorder `items` as `$setElementOrder` says; unlisted items keep their relative order, after them."""
+
     def identity(item: Any) -> Any:
         if info.merge_key is not None and isinstance(item, dict):
             return orjson.dumps(item.get(info.merge_key))

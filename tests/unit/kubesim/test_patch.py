@@ -278,6 +278,25 @@ def test_json_patch_ops_and_test_failure_is_422() -> None:
     with pytest.raises(PatchError) as err:
         _patch(_deployment(), [{"op": "remove", "path": "/spec/nothing"}], JSON_PATCH)
     assert err.value.code == 422
+    assert err.value.details == {
+        "causes": [
+            {
+                "reason": "UnexpectedServerResponse",
+                "message": "unable to remove nonexistent key: nothing: missing value",
+            }
+        ]
+    }
+    second_test = [
+        {"op": "test", "path": "/spec/replicas", "value": 1},
+        {"op": "test", "path": "/metadata/name", "value": "other"},
+    ]
+    with pytest.raises(PatchError) as err:
+        _patch(_deployment(), second_test, JSON_PATCH)
+    assert err.value.details is not None
+    assert err.value.details["causes"][0]["message"] == "testing value /metadata/name failed: test failed"
+    with pytest.raises(PatchError) as err:
+        _patch(_deployment(), [{"op": "frobnicate", "path": "/a"}], JSON_PATCH)
+    assert err.value.code == 400
 
 
 def test_malformed_bodies_are_400() -> None:
