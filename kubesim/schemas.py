@@ -111,10 +111,18 @@ def register_crd_schema(gvk: GVK, schema: JSON) -> None:
     properties["kind"] = {"type": "string"}
     properties["metadata"] = {"$ref": _REF_PREFIX + OBJECT_META}
     _crd_schemas[gvk] = {**schema, "type": "object", "properties": properties}
+    _forget_custom_nodes()
 
 
 def unregister_crd_schema(gvk: GVK) -> None:
     _crd_schemas.pop(gvk, None)
+    _forget_custom_nodes()
+
+
+def _forget_custom_nodes() -> None:
+    """Drop the memo tables, which would otherwise keep replaced CRD schemas alive."""
+    for table in (_resolved, _child_cache, _info_cache, _preserve_cache):
+        table.clear()
 
 
 def crd_schemas() -> dict[GVK, JSON]:
