@@ -239,6 +239,8 @@ class JobController(Controller):
 
         ref = controller_owner(pod)
         if ref is not None:
+            if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+                return  # someone else's pod: not ours to touch
             job = self.resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
             if job is not None and js.external_manager(job, self.managed_by) is not None:
                 return  # the other controller's business

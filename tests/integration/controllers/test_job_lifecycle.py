@@ -147,20 +147,36 @@ async def test_refused_template_retries_with_failed_create_while_others_progress
 
 
 async def test_orphan_pod_finalizer_removed(kubesim: KubeSim) -> None:
+    """The tracking finalizer of a pod without a controller is removed; a pod another kind of controller
+    owns keeps it (not ours to touch)."""
+    foreign_owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "rs",
+        "uid": "rs-uid",
+        "controller": True,
+    }
     async with running(kubesim) as env:
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "lonely", "finalizers": ["batch.kubernetes.io/job-tracking"]},
-            "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
-        }
-        await env.client.create(PODS, pod, NS)
+        for name, owners in (("foreign", [foreign_owner]), ("lonely", [])):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "finalizers": ["batch.kubernetes.io/job-tracking"],
+                    "ownerReferences": owners,
+                },
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
+            }
+            await env.client.create(PODS, pod, NS)
 
         async def finalizer_gone() -> bool:
             current = await env.client.get(PODS, "lonely", NS)
             return not current["metadata"].get("finalizers")
 
         await wait_for(finalizer_gone, 5, message="orphan finalizer removed")
+        foreign = await env.client.get(PODS, "foreign", NS)
+        assert foreign["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
 
 
 async def test_adoption_and_release(kubesim: KubeSim) -> None:
