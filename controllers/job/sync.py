@@ -52,6 +52,7 @@ class SyncState:
     failed_indexes: Intervals | None = None
     delayed: dict[int, Obj] = field(default_factory=dict)
     action: str = m.ACTION_RECONCILING
+    satisfied: bool = True  # creation/deletion expectations met when the sync started
 
     @property
     def status(self) -> Obj:
@@ -105,6 +106,7 @@ async def _prepare(ctl: JobController, key: str, job: Obj) -> SyncState:
     status = job["status"]
     status.setdefault("uncountedTerminatedPods", {})
     # Read expectations before the pods: a pod arriving in between only defers the sync, never doubles it.
+    satisfied = ctl.expectations.satisfied(key)
     pods = await ctl.pods_for_job(job)
     active_pods = [p for p in pods if is_active(p)]
     uncounted = uncounted_sets(status)
@@ -119,6 +121,7 @@ async def _prepare(ctl: JobController, key: str, job: Obj) -> SyncState:
         expected_rm=expected_rm,
         terminating=sum(1 for p in pods if is_terminating(p)),
         new_backoff=ctl.backoff.new_record(key, new_succeeded, new_failed),
+        satisfied=satisfied,
     )
     state.succeeded = int(status.get("succeeded") or 0) + len(new_succeeded) + len(uncounted[0])
     state.failed = (
@@ -141,7 +144,7 @@ async def _sync(ctl: JobController, state: SyncState) -> None:
     from controllers.job.track import track_status
 
     job, status, key = state.job, state.status, state.key
-    satisfied = ctl.expectations.satisfied(key)
+    satisfied = state.satisfied
     now = ctl.now()
     active = len(state.active_pods)
     ready = sum(1 for p in state.active_pods if is_ready(p))
