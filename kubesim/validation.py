@@ -53,6 +53,8 @@ _TYPE_RULES: dict[str, Any] = {
     "events": validation_types.event,
     "events.events.k8s.io": validation_types.event,
     "customresourcedefinitions.apiextensions.k8s.io": validation_types.crd,
+    "configmaps": validation_types.config_data,
+    "secrets": validation_types.config_data,
 }
 
 

@@ -123,12 +123,13 @@ def validate_pod_spec(spec: Any, field: str) -> Causes:
 
 
 def validate_pod_template(template: Any, field: str) -> Causes:
-    """A pod template inside a workload: labels, annotations and the spec."""
+    """A pod template inside a workload (ValidatePodTemplateSpec reports `<template>.labels`, without
+    `.metadata`): labels, annotations and the spec."""
     if not isinstance(template, dict):
         return [required(field)]
     metadata = template.get("metadata") or {}
-    causes = validate_labels(metadata.get("labels"), f"{field}.metadata.labels")
-    causes += validate_annotations(metadata.get("annotations"), f"{field}.metadata.annotations")
+    causes = validate_labels(metadata.get("labels"), f"{field}.labels")
+    causes += validate_annotations(metadata.get("annotations"), f"{field}.annotations")
     causes += validate_pod_spec(template.get("spec"), f"{field}.spec")
     return causes
 

@@ -3,6 +3,8 @@ Service, Lease, Event (core/v1 and events.k8s.io/v1) and CustomResourceDefinitio
 
 from __future__ import annotations
 
+import re
+
 from kubesim.validation_common import (
     JSON,
     OMIT,
@@ -20,6 +22,7 @@ from kubesim.validation_common import (
     required,
     selector_is_empty,
     selector_matches,
+    too_long,
     validate_label_selector,
 )
 from kubesim.validation_job import validate_job_spec
@@ -260,4 +263,41 @@ def crd(obj: JSON, old: JSON | None) -> Causes:
         for key in ("group",):
             if spec.get(key) != _spec(old).get(key):
                 causes.append(immutable(f"spec.{key}", spec.get(key)))
+    return causes
+
+
+CONFIG_KEY_RE = re.compile(r"[-._a-zA-Z0-9]+")
+CONFIG_KEY_MSG = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
+    "or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+)
+MAX_CONFIG_SIZE = 1024 * 1024
+
+
+def config_data(obj: JSON, old: JSON | None) -> Causes:
+    """ConfigMap and Secret keys (data, binaryData/stringData) and the 1 MiB total."""
+    causes: Causes = []
+    seen: set[str] = set()
+    total = 0
+    for section in ("data", "binaryData", "stringData"):
+        values = obj.get(section)
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            key = str(key)
+            field = f"{section}[{key}]"
+            if len(key) > 253:
+                causes.append(invalid(field, key, "must be no more than 253 characters"))
+            if not CONFIG_KEY_RE.fullmatch(key):
+                causes.append(invalid(field, key, CONFIG_KEY_MSG))
+            elif key in (".", ".."):
+                causes.append(invalid(field, key, f"must not be '{key}'"))
+            elif key.startswith(".."):
+                causes.append(invalid(field, key, "must not start with '..'"))
+            if section == "binaryData" and key in seen:
+                causes.append(invalid("binaryData", key, "duplicate of key present in data"))
+            seen.add(key)
+            total += len(str(value or ""))
+    if total > MAX_CONFIG_SIZE:
+        causes.append(too_long("", MAX_CONFIG_SIZE))
     return causes

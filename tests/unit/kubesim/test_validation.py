@@ -576,3 +576,27 @@ def test_managed_fields_entries_are_checked() -> None:
         'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or `Update`',
         'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',
     ]
+
+
+def test_long_job_name_fails_on_the_template_labels() -> None:
+    job = _job()
+    name = "j" * 64
+    job["metadata"]["name"] = name
+    job["spec"]["template"]["metadata"]["labels"]["job-name"] = name
+    job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"] = name
+    messages = _messages(validate("jobs.batch", job, None))
+    assert f'spec.template.labels: Invalid value: "{name}": must be no more than 63 characters' in messages
+
+
+def test_config_map_keys() -> None:
+    cm = {
+        "metadata": {"name": "c"},
+        "data": {"ok.key": "1", "bad key": "2"},
+        "binaryData": {"ok.key": "eA=="},
+    }
+    assert _messages(validate("configmaps", cm, None)) == [
+        'data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric '
+        "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+        "'[-._a-zA-Z0-9]+')",
+        'binaryData: Invalid value: "ok.key": duplicate of key present in data',
+    ]
