@@ -36,6 +36,7 @@ def _subresources(rtype: ResourceType) -> list[tuple[str, tuple[str, ...], tuple
     if rtype.plural == "pods" and not rtype.group:
         subs.append(("binding", ("create",), ("", "v1", "Binding")))
         subs.append(("eviction", ("create",), ("policy", "v1", "Eviction")))
+        subs.append(("log", ("get",), ("", "v1", "Pod")))
     if rtype.status:
         subs.append(("status", SUB_VERBS, None))
     if rtype.scale is not None:

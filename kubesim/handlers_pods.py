@@ -79,3 +79,51 @@ async def evict_pod(ctx: ApiContext, request: web.Request, target: Target) -> we
         options["dryRun"] = ["All"]
     delete_one(ctx, target.rtype, target.namespace, target.name, options)
     return json_response(CREATED, 201)
+
+
+def _container_state(pod: JSON, container: str, previous: bool) -> JSON | None:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") == container:
+            state: JSON | None = status.get("lastState") if previous else status.get("state")
+            return state
+    return None
+
+
+async def pod_log(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    """Simulated containers print nothing of their own: the log tells what the simulated kubelet did."""
+    pod = _pod(ctx, target)
+    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    container = request.query.get("container") or (containers[0] if len(containers) == 1 else "")
+    if not container:
+        raise errors.bad_request(
+            f"a container name must be specified for pod {target.name}, choose one of: "
+            f"[{' '.join(str(c) for c in containers)}]"
+        )
+    if container not in containers:
+        raise errors.bad_request(f"container {container} is not valid for pod {target.name}")
+    previous = request.query.get("previous") in ("1", "t", "T", "true", "True", "TRUE")
+    state = _container_state(pod, container, previous) or {}
+    if previous and not state:
+        raise errors.bad_request(
+            f'previous terminated container "{container}" in pod "{target.name}" not found'
+        )
+    if "running" not in state and "terminated" not in state:
+        reason = (state.get("waiting") or {}).get("reason", "ContainerCreating")
+        raise errors.bad_request(
+            f'container "{container}" in pod "{target.name}" is waiting to start: {reason}'
+        )
+    lines = []
+    started = (state.get("running") or state.get("terminated") or {}).get("startedAt", "")
+    lines.append(f"{started} kubesim: container {container} started")
+    if "terminated" in state:
+        done = state["terminated"]
+        lines.append(
+            f"{done.get('finishedAt', '')} kubesim: container {container} exited with code "
+            f"{done.get('exitCode', 0)} ({done.get('reason', '')})"
+        )
+    if request.query.get("timestamps") not in ("1", "t", "T", "true", "True", "TRUE"):
+        lines = [line.split(" ", 1)[1] for line in lines]
+    tail = request.query.get("tailLines")
+    if tail and tail.isdigit():
+        lines = lines[-int(tail) :] if int(tail) else []
+    return web.Response(text="".join(line + "\n" for line in lines), content_type="text/plain")

@@ -92,7 +92,7 @@ def resolve(registry: Registry, path: str) -> Target | None:
         (sub == "status" and rtype.status)
         or (sub == "scale" and rtype.scale is not None)
         or (sub == "finalize" and rtype.plural == "namespaces" and not group)
-        or (sub in ("binding", "eviction") and rtype.plural == "pods" and not group)
+        or (sub in ("binding", "eviction", "log") and rtype.plural == "pods" and not group)
     ):
         return None
     all_namespaces = rtype.namespaced and not namespaced_path

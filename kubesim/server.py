@@ -14,7 +14,7 @@ from aiohttp import web
 from kubesim import crd, discovery, errors, openapi
 from kubesim.context import ApiContext, error_response
 from kubesim.handlers_delete import delete_collection, delete_object
-from kubesim.handlers_pods import bind_pod, evict_pod
+from kubesim.handlers_pods import bind_pod, evict_pod, pod_log
 from kubesim.handlers_read import get_object, list_objects
 from kubesim.handlers_scale import get_scale, write_scale
 from kubesim.handlers_watch import watch_objects
@@ -58,8 +58,10 @@ def seed_cluster(sim: KubeSim) -> None:
 
 def _pick(request: web.Request, target: Target) -> Handler:
     method, sub, named = request.method, target.subresource, bool(target.name)
-    if (target.rtype.review and (method != "POST" or named)) or (
-        sub in ("binding", "eviction") and method != "POST"
+    if (
+        (target.rtype.review and (method != "POST" or named))
+        or (sub in ("binding", "eviction") and method != "POST")
+        or (sub == "log" and method != "GET")
     ):
         raise errors.method_not_allowed()  # create-only
     if method == "GET":
@@ -68,6 +70,8 @@ def _pick(request: web.Request, target: Target) -> Handler:
             return watch_objects if watch else list_objects
         if watch and not sub:
             return watch_objects  # a watch of one object: the collection filtered by name
+        if sub == "log":
+            return pod_log
         return get_scale if sub == "scale" else get_object
     if method == "POST" and not named:
         return create_object

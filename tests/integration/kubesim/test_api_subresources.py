@@ -11,6 +11,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import wait_for
 
 Obj = dict[str, Any]
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
@@ -217,3 +218,29 @@ async def test_event_time_is_micro_time_too(api: Api) -> None:
     assert status == 400 and 'cannot parse "Z" as ".000000"' in payload["message"]
     event["eventTime"] = "2024-01-01T00:00:00.000001Z"
     await api.ok("POST", "/api/v1/namespaces/default/events", event)
+
+
+async def test_pod_log_tells_what_the_simulated_kubelet_did(kubesim: KubeSim) -> None:
+    pods = "/api/v1/namespaces/default/pods"
+    pod = {
+        "metadata": {
+            "name": "l",
+            "annotations": {"kubesim.aiokcm.io/run-seconds": "0.1", "kubesim.aiokcm.io/exit-code": "3"},
+        },
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
+    }
+    async with aiohttp.ClientSession() as session:
+        api = Api(session, kubesim.url)
+        await api.ok("POST", pods, pod)
+
+        async def finished() -> bool:
+            return (await api.ok("GET", f"{pods}/l"))["status"].get("phase") == "Failed"
+
+        await wait_for(finished, timeout=10, message="pod failed")
+        async with session.get(f"{kubesim.url}{pods}/l/log") as resp:
+            assert resp.status == 200 and resp.content_type == "text/plain"
+            assert (
+                (await resp.text()).splitlines()[-1].startswith("kubesim: container main exited with code 3")
+            )
+        async with session.get(f"{kubesim.url}{pods}/l/log?container=other") as resp:
+            assert resp.status == 400 and "is not valid for pod l" in (await resp.json())["message"]
