@@ -85,6 +85,8 @@ class ReplicaSetController(Controller):
         self._selectors: dict[str, tuple[Any, Selector | None]] = {}
         self.pod_facts = PodFactsCache()
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
+        self._pods: Any = None
+        self._replicasets: Any = None
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
@@ -94,11 +96,16 @@ class ReplicaSetController(Controller):
 
     @property
     def pods(self) -> Any:
-        return self.informer(PODS)
+        """The shared pod informer (looked up once: handlers ask for it on every event)."""
+        if self._pods is None:
+            self._pods = self.informer(PODS)
+        return self._pods
 
     @property
     def replicasets(self) -> Any:
-        return self.informer(REPLICASETS)
+        if self._replicasets is None:
+            self._replicasets = self.informer(REPLICASETS)
+        return self._replicasets
 
     def selector_of(self, rs: Mapping[str, Any]) -> Selector | None:
         """The compiled spec.selector (immutable in apps/v1, cached per UID); None when invalid."""
