@@ -596,7 +596,7 @@ def test_config_map_keys() -> None:
     }
     assert _messages(validate("configmaps", cm, None)) == [
         'data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric '
-        "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
-        "'[-._a-zA-Z0-9]+')",
+        "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
+        "validation is '[-._a-zA-Z0-9]+')",
         'binaryData: Invalid value: "ok.key": duplicate of key present in data',
     ]
