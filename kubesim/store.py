@@ -8,6 +8,8 @@ Public Python API (for the HTTP layer and in-process consumers such as the simul
     store.create(resource, obj) -> dict          # AlreadyExists (409) if present; sets uid,
                                                  # creationTimestamp (when missing) and resourceVersion
     store.get(resource, namespace, name) -> dict | None      # a private deep copy: mutate freely
+    store.entry(resource, namespace, name) -> Entry | None   # stored Entry(obj, data bytes, rv), READ-ONLY
+    store.entries(resource, namespace=None) -> list[Entry]   # sorted by namespace then name
     store.list(resource, namespace=None) -> (list[dict], rv)  # stored objects, READ-ONLY, sorted by ns/name
     store.update(resource, obj, check_resource_version=True) -> dict
         # replaces the object named by obj.metadata; 404 if absent; 409 Conflict when
@@ -20,11 +22,13 @@ Public Python API (for the HTTP layer and in-process consumers such as the simul
         # uid / resource_version are preconditions (409 Conflict on mismatch). Returns the last state.
     store.subscribe(resource | None, callback) -> Subscription   # callback(WatchEvent), synchronous, must
                                                  # not block or raise; resource None = every resource;
-                                                 # Subscription.close() stops it
+                                                 # Subscription.close() stops it. Writes made inside a
+                                                 # callback are delivered after the current event.
     store.watch(resource | None) -> StoreWatch    # async iterator of WatchEvent (queue based); .close()
     store.events_since(resource, rv) -> list[WatchEvent]   # 410 Expired (ApiError) if rv was compacted
     store.list_at(resource, rv, namespace=None) -> list[Entry]  # MVCC snapshot at rv (410 if compacted)
     store.compact()                              # drop all history: resuming at an older rv gets 410
+    store.floor(resource) -> int                 # events after this revision are still in history
     store.now() -> float; format_time(t) / format_micro_time(t) -> RFC 3339 strings
 
 Resource keys are plural resource names qualified by group: "pods", "nodes", "events", "jobs.batch",
