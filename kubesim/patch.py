@@ -207,6 +207,7 @@ def _merge_map(original: JSON, patch: JSON, schema: JSON | None) -> JSON | None:
                 original[field] = [item for item in original[field] if item not in value]
         elif key.startswith(_ORDER_PREFIX) and isinstance(value, list):
             orders[key.removeprefix(_ORDER_PREFIX)] = value
+    server_lists = {field: list(original.get(field) or []) for field in orders}
     for key, value in patch.items():
         if key.startswith("$"):
             continue
@@ -228,7 +229,7 @@ def _merge_map(original: JSON, patch: JSON, schema: JSON | None) -> JSON | None:
     for field, order in orders.items():
         if isinstance(original.get(field), list):
             info = schemas.field_info(schemas.child(schema, field))
-            original[field] = _ordered(original[field], order, info)
+            original[field] = _ordered(original[field], order, server_lists[field], info)
     return original
 
 
@@ -290,14 +291,25 @@ def _merge_list_replacing(patch: list[Any], element_schema: JSON | None) -> list
     return result
 
 
-def _ordered(items: list[Any], order: list[Any], info: schemas.FieldInfo) -> list[Any]:
-    """Reorder `items` as `$setElementOrder` says; unlisted items keep their relative order, after them."""
+def _ordered(items: list[Any], order: list[Any], server: list[Any], info: schemas.FieldInfo) -> list[Any]:
+    """Order a merged list as `$setElementOrder` says: the listed items in that order, interleaved with the
+    items only the server has, which keep their places relative to the listed ones that the server had."""
 
-    def identity(item: Any) -> Any:
+    def identity(item: Any) -> bytes:
         if info.merge_key is not None and isinstance(item, dict):
             return orjson.dumps(item.get(info.merge_key))
         return orjson.dumps(item)
 
     rank = {identity(entry): i for i, entry in enumerate(order)}
+    server_rank = {identity(entry): i for i, entry in enumerate(server)}
     listed = sorted((i for i in items if identity(i) in rank), key=lambda i: rank[identity(i)])
-    return listed + [i for i in items if identity(i) not in rank]
+    server_only = sorted((i for i in items if identity(i) not in rank),
+                         key=lambda i: server_rank.get(identity(i), len(server)))
+    result: list[Any] = []
+    while listed and server_only:
+        left, right = server_rank.get(identity(server_only[0])), server_rank.get(identity(listed[0]))
+        if left is not None and right is not None and left < right:
+            result.append(server_only.pop(0))
+        else:
+            result.append(listed.pop(0))
+    return result + server_only + listed

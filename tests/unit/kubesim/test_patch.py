@@ -309,3 +309,25 @@ def test_malformed_bodies_are_400() -> None:
         with pytest.raises(PatchError) as err:
             apply_patch(_deployment(), body, content_type, DEPLOYMENT)
         assert err.value.code == 400, (body, content_type)
+
+
+def test_set_element_order_keeps_server_only_items_in_place() -> None:
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [
+                {"name": "a", "image": "1"},
+                {"name": "injected", "image": "x"},
+                {"name": "b", "image": "1"},
+            ]
+        },
+    }
+    body = {
+        "spec": {
+            "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+            "containers": [{"name": "b", "image": "2"}, {"name": "c", "image": "3"}],
+        }
+    }
+    result = _patch(pod, body, STRATEGIC_MERGE_PATCH, POD)
+    assert [c["name"] for c in result["spec"]["containers"]] == ["a", "injected", "b", "c"]
+    assert result["spec"]["containers"][2]["image"] == "2"
