@@ -16,7 +16,7 @@ Strategic merge patch follows the OpenAPI extensions from `kubesim.schemas`: lis
 such as finalizers merge as sets), other lists are replaced, maps merge recursively and `null` deletes.
 Directives, never stored: `$patch: replace|merge|delete` (map level and list elements), `$retainKeys`,
 `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>`.
-Limit: with `$setElementOrder`, list items missing from the order list are placed after the ordered ones.
+Limits: directives are checked only for unknown `$patch` values; items lacking their merge key are appended.
 """
 
 from __future__ import annotations
