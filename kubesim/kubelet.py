@@ -99,7 +99,10 @@ class Kubelet:
         self._states: dict[Key, _PodState] = {}
         self._dirty: dict[Key, None] = {}
         self._wakeup = asyncio.Event()
-        self._writing = False
+        # What we are writing right now, so that only our own write's event is skipped (another subscriber
+        # may write from its callback while ours is delivered, and those events must not be lost).
+        self._own_write: Obj | None = None
+        self._own_delete: Key | None = None
         self._task: asyncio.Task[None] | None = None
         self._subscriptions: list[Any] = []
         self._waiting: set[Key] = set()  # pods no node fits right now: retried when a node changes
@@ -133,9 +136,10 @@ class Kubelet:
 
     # -- event intake ----------------------------------------------------------------------------------------
     def _on_event(self, event: WatchEvent) -> None:
-        if self._writing:  # our own write: the reconcile that made it carries on by itself
-            return
-        self._mark((event.entry.namespace, event.entry.name))
+        key = (event.entry.namespace, event.entry.name)
+        if event.entry.obj is self._own_write or key == self._own_delete:
+            return  # our own write: the reconcile that made it carries on by itself
+        self._mark(key)
 
     def _on_node_event(self, event: WatchEvent) -> None:
         for key in self._waiting:
@@ -331,13 +335,13 @@ class Kubelet:
             return self._write(fresh)
         state.removed = True
         self.scheduler.release(state.uid)
-        self._writing = True
+        self._own_delete = key
         try:
             self.store.delete("pods", meta.get("namespace", ""), meta["name"], uid=state.uid)
         except ApiError as exc:
             log.debug("kubelet could not remove pod %s/%s: %s", *key, exc.message)
         finally:
-            self._writing = False
+            self._own_delete = None
         return False
 
     # -- writes ----------------------------------------------------------------------------------------------
@@ -350,7 +354,7 @@ class Kubelet:
 
     def _write(self, pod: Obj) -> bool:
         """Write like an API client (optimistic concurrency on the RV we read); True if it was stored."""
-        self._writing = True
+        self._own_write = pod
         try:
             self.store.update("pods", pod)
         except ApiError as exc:
@@ -360,7 +364,7 @@ class Kubelet:
             )
             return False
         finally:
-            self._writing = False
+            self._own_write = None
         return True
 
 
