@@ -7,6 +7,11 @@
     async def test_custom(kubesim_factory):       # any KubeSim arguments, e.g. no kubelet
         sim = await kubesim_factory(kubelet=False, seed=7)
 
+    async def test_timing(kubesim_factory):       # time moves only when the test says so
+        clock = ManualClock()                     # from kubesim.kubelet_clock
+        sim = await kubesim_factory(clock=clock)
+        ...; clock.advance(0.5)                   # pods with run-seconds <= 0.5 finish now
+
 Both fixtures are async and need an asyncio pytest plugin (pytest-asyncio) in the using project.
 """
 
