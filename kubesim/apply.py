@@ -12,9 +12,11 @@
   `new` is taken as the starting point (that is how clients rewrite ownership), else `old`'s.
 Both accept `now` (RFC 3339) for deterministic timestamps. Untracked as in the apiserver: apiVersion, kind,
 metadata name/namespace/uid/generation/resourceVersion/creationTimestamp/selfLink/managedFields; writes to
-the main resource do not track `.status` and /status writes track only `.status`.
+the main resource do not track `.status` and /status writes track only `.status`. An object without any
+managedFields that gets applied to is first owned by the pseudo manager "before-first-apply", as upstream.
 Limits: no version conversion (entries of another apiVersion are compared as if they were this one),
-list items without keys are addressed by index, and CRs without a status subresource still do not track
+list items without keys are addressed by index (upstream rejects them), managedFields inside an apply
+configuration are ignored (upstream: 400), and CRs without a status subresource still do not track
 `.status` from main-resource writes.
 """
 
