@@ -5,6 +5,7 @@ in a separate process, client-side rate limits off. Two scenarios:
   many      500 one-pod Jobs created at once
 
     .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
+                                                  [--concurrent-job-syncs 5]
 
 Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at warning)
 and this driver (creates the Jobs, polls for completion). For each scenario: wall time from the first create
@@ -77,13 +78,14 @@ def complete(obj: dict[str, Any]) -> bool:
     return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions)
 
 
-def start_manager(url: str, log_path: str) -> subprocess.Popen[bytes]:
+def start_manager(url: str, log_path: str, workers: int = 5) -> subprocess.Popen[bytes]:
     aiokcm = os.path.join(os.path.dirname(sys.executable), "aiokcm")
     # JOB_BENCH_MANAGER_CMD replaces the manager executable, e.g. with a profiling wrapper.
     prefix = os.environ.get("JOB_BENCH_MANAGER_CMD", aiokcm).split()
     args = [
         *prefix, "--master", url, "--controllers", "job", "--leader-elect=false", "--kube-api-qps", "0",
         "--bind-address", "127.0.0.1", "--port", "0", "--log-format", "json", "--log-level", "info",
+        "--concurrent-job-syncs", str(workers),
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
@@ -137,10 +139,10 @@ async def run_scenario(
     return {"wall": wall, "cpu": cpu, "sim": sim}
 
 
-async def main(completions: int, parallelism: int, count: int) -> None:
+async def main(completions: int, parallelism: int, count: int, workers: int) -> None:
     sim_proc, url = start_kubesim()
     log_path = os.path.join(tempfile.gettempdir(), f"job_throughput_manager_{os.getpid()}.log")
-    manager_proc = start_manager(url, log_path)
+    manager_proc = start_manager(url, log_path, workers)
     client = await create_client(master=url, qps=0)
     try:
         big = [job("big", completions, parallelism)]
@@ -160,5 +162,6 @@ if __name__ == "__main__":
     parser.add_argument("--completions", type=int, default=2000)
     parser.add_argument("--parallelism", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--concurrent-job-syncs", type=int, default=5, help="the manager's Job workers")
     args = parser.parse_args()
-    asyncio.run(main(args.completions, args.parallelism, args.jobs))
+    asyncio.run(main(args.completions, args.parallelism, args.jobs, args.concurrent_job_syncs))
