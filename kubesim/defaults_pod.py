@@ -166,6 +166,12 @@ def pod_defaults(obj: JSON) -> None:
                 for name, quantity in resources["limits"].items():
                     requests.setdefault(name, quantity)
     spec.setdefault("enableServiceLinks", True)
+    if spec.get("hostNetwork"):  # with host networking every container port is a host port
+        for key in ("initContainers", "containers"):
+            for container in spec.get(key) or []:
+                for port in (container.get("ports") or []) if isinstance(container, dict) else []:
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
     pod_spec_defaults(spec)
     # admission plugins: ServiceAccount, Priority, DefaultTolerationSeconds
     if not spec.get("serviceAccountName"):

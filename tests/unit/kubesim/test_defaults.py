@@ -230,3 +230,10 @@ def test_namespace_service_secret_defaults() -> None:
     untouched = {"metadata": {"name": "cm"}}
     apply_defaults("configmaps", untouched)
     assert untouched == {"metadata": {"name": "cm"}}
+
+
+def test_host_network_pods_get_host_ports() -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {**_pod_spec(), "hostNetwork": True}}
+    apply_defaults("pods", pod)
+    assert pod["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP", "hostPort": 80}]
+
