@@ -308,3 +308,20 @@ def test_wait_for_job_condition_set_through_status(kubectl: Kubectl, tmp_path: P
 def test_explain_pod(kubectl: Kubectl) -> None:
     out = kubectl.run("explain", "pod.spec.restartPolicy").stdout
     assert "KIND:" in out and "Pod" in out and "restartPolicy" in out
+
+
+def test_drain_evicts_pods_and_cordons_the_node(kubectl: Kubectl) -> None:
+    for i in range(3):
+        kubectl.run("run", f"drain-{i}", "--image=nginx:1", "--labels=test=drain")
+    kubectl.run("wait", "--for=condition=Ready", "pod", "-l", "test=drain", "--timeout=30s")
+    node = kubectl.json("get", "pod", "drain-0")["spec"]["nodeName"]
+    try:
+        drained = kubectl.run("drain", node, "--force", "--ignore-daemonsets", "--timeout=30s")
+        assert f"node/{node} drained" in drained.stdout
+        pods = kubectl.json("get", "pods", "-l", "test=drain")["items"]
+        assert "drain-0" not in [p["metadata"]["name"] for p in pods]
+        assert all(p["spec"]["nodeName"] != node for p in pods)
+        assert kubectl.json("get", "node", node)["spec"]["unschedulable"] is True
+    finally:
+        kubectl.run("uncordon", node)
+        kubectl.run("delete", "pods", "-l", "test=drain", "--timeout=30s")
