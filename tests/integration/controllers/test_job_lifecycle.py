@@ -7,7 +7,7 @@ from typing import Any
 from prometheus_client import REGISTRY
 
 from kubesim import KubeSim
-from manager import JOBS, PODS
+from manager import JOBS, PODS, Invalid
 from tests.helpers import wait_for
 from tests.integration.controllers.job_harness import NS, condition, job_manifest, running
 
@@ -72,9 +72,11 @@ async def test_active_deadline(kubesim: KubeSim) -> None:
 async def test_scale_down_deletes_extra_pods_uncounted(kubesim: KubeSim) -> None:
     async with running(kubesim) as env:
         await env.create("scale", completions=None, parallelism=3, annotations=LONG)
-        await wait_for(lambda: _status_is(env, "scale", active=3), 5, message="3 active")
+        await wait_for(lambda: _status_is(env, "scale", active=3, ready=3), 5, message="3 active and ready")
         await env.client.patch(JOBS, "scale", {"spec": {"parallelism": 1}}, NS)
-        job = await wait_for(lambda: _status_is(env, "scale", active=1, failed=0), 5, message="1 active")
+        job = await wait_for(
+            lambda: _status_is(env, "scale", active=1, ready=1, failed=0), 5, message="1 active"
+        )
         assert job["status"].get("failed", 0) == 0
         await env.wait_events("scale", "SuccessfulDelete", 2)
         assert env.created("scale") == 3
@@ -229,3 +231,16 @@ async def test_deleted_job_pods_lose_their_finalizer(kubesim: KubeSim) -> None:
             return len(pods) == 2 and all(not p["metadata"].get("finalizers") for p in pods)
 
         await wait_for(finalizers_removed, 5, message="finalizers removed from the deleted Job's pods")
+
+
+async def test_invalid_job_is_refused_by_the_api_server(kubesim: KubeSim) -> None:
+    async with running(kubesim) as env:
+        bad = job_manifest("negative", completions=-1)
+        try:
+            await env.client.create(JOBS, bad, NS)
+        except Invalid as exc:
+            assert exc.status == 422
+        else:
+            raise AssertionError("a Job with negative completions was accepted")
+        await env.create("after")  # the controller carries on
+        await env.wait_condition("after", "Complete")
