@@ -8,8 +8,11 @@ What clients need from these documents (reference §1.2):
 - client-side apply may ask `/openapi/v2` with a protobuf-only Accept: answered 406 (client-go then falls
   back, exactly as with a 404); any Accept allowing JSON gets the Swagger 2 JSON document.
 
-`registry` is kubesim-core's `kubesim.registry.Registry`; only what `TypeRegistry` declares is used. Documents
-are cached and rebuilt when `registry.generation` changes (a CRD was established or removed).
+`registry` is kubesim-core's `kubesim.registry.Registry`; only what `TypeRegistry` declares is used:
+iteration over served types (`ServedType`: group, version, plural, kind, namespaced, and an optional
+boolean `status` adding the /status paths) and `generation`. Custom kinds take their schema from
+`kubesim.schemas.register_crd_schema`. Documents are cached and rebuilt when `registry.generation` changes
+(a CRD was established or removed).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ _SERVER_VERSION = f"v1.{schemas.SERVER_MINOR}.0"
 
 
 class ServedType(Protocol):
+    """One served resource type (kubesim.types.ResourceType fits)."""
+
     @property
     def group(self) -> str: ...
     @property
