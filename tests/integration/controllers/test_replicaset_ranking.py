@@ -174,13 +174,12 @@ async def test_same_log_bucket_falls_back_to_uid(kubesim_factory: Any) -> None:
     sim = await kubesim_factory(kubelet=False)
     async with running_manager(sim) as env:
         now = float(int(time.time()))
-        # 40 s and 50 s ago are both in floor(log2(ns)) bucket 35; b has more restarts, which must not matter.
-        pods = [
-            await make_pod(env, "bucket", PodState("a", ready_ago=40), now),
-            await make_pod(env, "bucket", PodState("b", ready_ago=50, restarts=9), now),
-        ]
-        lower_uid = min(pods, key=lambda p: p["metadata"]["uid"])["metadata"]["name"]
-        assert await deletion_order(env, "bucket", pods, now) == [lower_uid]
+        # 40 s to 60 s ago all fall in floor(log2(ns)) bucket 35: the UIDs decide, newer ready times and
+        # restart counts must not matter.
+        states = [PodState(f"p{i}", ready_ago=40 + 5 * i, restarts=i) for i in range(5)]
+        pods = [await make_pod(env, "bucket", s, now) for s in states]
+        by_uid = [p["metadata"]["name"] for p in sorted(pods, key=lambda p: p["metadata"]["uid"])]
+        assert await deletion_order(env, "bucket", pods, now) == by_uid[:4]
 
 
 async def two_pods_a_second_apart(
