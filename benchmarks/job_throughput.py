@@ -26,7 +26,7 @@ import tempfile
 import time
 from typing import Any
 
-from manager import JOBS, ApiClient
+from manager import JOBS, PODS, ApiClient
 from manager.client.rest import create_client
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -130,6 +130,17 @@ async def run_scenario(
     limit = (
         busiest[0] if busiest[1] / wall > 0.7 else "pacing (1 s event batching per Job), no process saturated"
     )
+    # Sanity: every pod created exactly once and every completion counted exactly once.
+    all_pods = (await client.list(PODS, NS))["items"]
+    mine = [p for p in all_pods if p["metadata"].get("labels", {}).get("job-name") in names]
+    listed = (await client.list(JOBS, NS, label_selector="bench=jobs"))["items"]
+    succeeded = sum(
+        int((j.get("status") or {}).get("succeeded") or 0) for j in listed if j["metadata"]["name"] in names
+    )
+    if len(mine) != pods or succeeded != pods:
+        print(
+            f"!! {label}: {len(mine)} pods created and {succeeded} counted for {pods} completions", flush=True
+        )
     print(
         f"{label:8s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
         f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core)  "
