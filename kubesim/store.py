@@ -50,6 +50,7 @@ from typing import Any
 import orjson
 
 from kubesim import errors
+from kubesim.history import History
 from kubesim.records import (
     Entry,
     StoreWatch,
@@ -94,9 +95,7 @@ class Store:
         self.clock = clock
         self._rv = 0
         self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
-        self._history: dict[str, deque[WatchEvent]] = {}
-        self._floor: dict[str, int] = {}
-        self._global_floor = 0
+        self._history = History(self.history_size)
         self._subs: dict[str | None, list[Subscription]] = {}
         self._pending: deque[WatchEvent] = deque()
         self._delivering = False
@@ -135,22 +134,10 @@ class Store:
 
     def floor(self, resource: str) -> int:
         """Events with a revision greater than this are still in history."""
-        return max(self._floor.get(resource, 0), self._global_floor)
+        return self._history.floor(resource)
 
     def events_since(self, resource: str, rv: int) -> Events:
-        floor = self.floor(resource)
-        if rv < floor:
-            raise errors.too_old(rv, floor + 1)
-        history = self._history.get(resource)
-        if not history:
-            return []
-        newer: Events = []
-        for event in reversed(history):
-            if event.rv <= rv:
-                break
-            newer.append(event)
-        newer.reverse()
-        return newer
+        return self._history.since(resource, rv)
 
     def list_at(self, resource: str, rv: int, namespace: str | None = None) -> Entries:
         """The objects as they were at revision `rv` (MVCC read from the event history)."""
@@ -284,19 +271,12 @@ class Store:
 
     def compact(self) -> int:
         """Forget all history: watches or lists asking for an older revision now get 410 Expired."""
-        self._global_floor = self._rv
-        for history in self._history.values():
-            history.clear()
+        self._history.compact(self._rv)
         return self._rv
 
     # ---- events ------------------------------------------------------------------------------------------
     def _emit(self, event: WatchEvent) -> None:
-        history = self._history.get(event.resource)
-        if history is None:
-            history = self._history[event.resource] = deque()
-        if len(history) >= self.history_size:
-            self._floor[event.resource] = history.popleft().rv
-        history.append(event)
+        self._history.record(event)
         self._pending.append(event)
         if self._delivering:
             return  # a subscriber wrote from its callback: deliver after this event, in revision order
