@@ -86,6 +86,8 @@ def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
     causes = validate_object_meta(new, old, _name_rule(resource))
     if resource == "jobs.batch":
         causes += validate_job_status(new, old)
+    elif resource in ("replicasets.apps", "deployments.apps"):
+        causes += validation_types.replica_status(new, old)
     elif resource not in _TYPE_RULES:
         causes += _custom(new)
     return causes

@@ -301,3 +301,31 @@ def config_data(obj: JSON, old: JSON | None) -> Causes:
     if total > MAX_CONFIG_SIZE:
         causes.append(too_long("", MAX_CONFIG_SIZE))
     return causes
+
+
+def replica_status(new: JSON, old: JSON) -> Causes:
+    """ValidateReplicaSetStatus / ValidateDeploymentStatus: counters non-negative and consistent."""
+    status = new.get("status") or {}
+    counters = (
+        "replicas",
+        "fullyLabeledReplicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "unavailableReplicas",
+        "observedGeneration",
+        "collisionCount",
+        "terminatingReplicas",
+    )
+    causes: Causes = []
+    for key in counters:
+        causes += non_negative(f"status.{key}", status.get(key))
+    replicas, ready = status.get("replicas") or 0, status.get("readyReplicas") or 0
+    for key in ("fullyLabeledReplicas", "updatedReplicas", "readyReplicas", "availableReplicas"):
+        value = status.get(key)
+        if isinstance(value, int) and value > replicas:
+            causes.append(invalid(f"status.{key}", value, "cannot be greater than status.replicas"))
+    available = status.get("availableReplicas")
+    if isinstance(available, int) and available > ready:
+        causes.append(invalid("status.availableReplicas", available, "cannot be greater than readyReplicas"))
+    return causes

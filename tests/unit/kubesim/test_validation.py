@@ -600,3 +600,17 @@ def test_config_map_keys() -> None:
         "validation is '[-._a-zA-Z0-9]+')",
         'binaryData: Invalid value: "ok.key": duplicate of key present in data',
     ]
+
+
+def test_replica_set_status_counters() -> None:
+    old = _rs({"a": "b"}, {"matchLabels": {"a": "b"}})
+    new = copy.deepcopy(old)
+    new["status"] = {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 3, "availableReplicas": 1}
+    assert _messages(validate_status("replicasets.apps", new, old)) == [
+        "status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas"
+    ]
+    new["status"] = {"replicas": 2, "readyReplicas": 1, "availableReplicas": 2, "observedGeneration": -1}
+    assert _messages(validate_status("replicasets.apps", new, old)) == [
+        "status.observedGeneration: Invalid value: -1: must be greater than or equal to 0",
+        "status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas",
+    ]
