@@ -57,7 +57,13 @@ async def _no_pods(env: Any, name: str) -> bool:
 
 async def test_active_deadline(kubesim: KubeSim) -> None:
     async with running(kubesim) as env:
-        await env.create("deadline", completions=3, parallelism=2, activeDeadlineSeconds=1, annotations=LONG)
+        slow_exit = {**LONG, "kubesim.aiokcm.io/terminate-seconds": "1"}
+        await env.create(
+            "deadline", completions=3, parallelism=2, activeDeadlineSeconds=1, annotations=slow_exit
+        )
+        interim = await env.wait_condition("deadline", "FailureTarget", timeout=10)
+        # the verdict is recorded first; Failed waits until the deleted pods are gone
+        assert condition(interim, "Failed") is None and interim["status"]["terminating"] == 2
         job = await env.wait_condition("deadline", "Failed", timeout=10)
         for ctype in ("FailureTarget", "Failed"):
             cond = condition(job, ctype)
