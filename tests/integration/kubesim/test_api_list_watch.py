@@ -382,3 +382,52 @@ async def test_writes_from_a_subscriber_are_delivered_in_revision_order(sim: Kub
     first_sub.close()
     second_sub.close()
     assert seen == sorted(seen) and len(seen) == 2
+
+
+async def test_metadata_only_watch_and_bookmarks(session: aiohttp.ClientSession, sim: KubeSim) -> None:
+    rv = sim.store.resource_version
+    accept = {"Accept": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"}
+    query = f"watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=1"
+    resp, watch = await open_watch(session, sim, query, headers=accept)
+    await ok(session, sim, "POST", CMS, cm("meta", {"x": "y"}))
+    event = await watch.next()
+    assert event is not None and event["type"] == "ADDED"
+    assert event["object"]["kind"] == "PartialObjectMetadata" and "data" not in event["object"]
+    assert event["object"]["metadata"]["labels"] == {"x": "y"}
+    bookmark = await watch.next()
+    assert bookmark is not None and bookmark["type"] == "BOOKMARK"
+    assert bookmark["object"]["kind"] == "PartialObjectMetadata"
+    resp.close()
+
+
+async def test_events_v1_watch_shows_the_new_api_view(session: aiohttp.ClientSession, sim: KubeSim) -> None:
+    rv = sim.store.resource_version
+    path = "/apis/events.k8s.io/v1/namespaces/default/events"
+    resp, watch = await open_watch(session, sim, f"watch=true&resourceVersion={rv}", path=path)
+    core = {
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "R",
+        "message": "hello",
+        "type": "Normal",
+    }
+    await ok(session, sim, "POST", "/api/v1/namespaces/default/events", core)
+    event = await watch.next()
+    assert event is not None and event["object"]["apiVersion"] == "events.k8s.io/v1"
+    assert event["object"]["note"] == "hello" and event["object"]["regarding"]["name"] == "p"
+    resp.close()
+
+
+async def test_watch_across_all_namespaces(session: aiohttp.ClientSession, sim: KubeSim) -> None:
+    rv = sim.store.resource_version
+    resp, watch = await open_watch(
+        session, sim, f"watch=true&resourceVersion={rv}", path="/api/v1/configmaps"
+    )
+    await ok(session, sim, "POST", "/api/v1/namespaces/kube-system/configmaps", cm("a"))
+    await ok(session, sim, "POST", CMS, cm("b"))
+    events = await watch.events(2)
+    assert [(e["object"]["metadata"]["namespace"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("kube-system", "a"),
+        ("default", "b"),
+    ]
+    resp.close()
