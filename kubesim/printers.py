@@ -253,7 +253,9 @@ DEFAULT_COLUMNS: list[Column] = [
 ]
 
 
-def _path_cell(path: str) -> Callable[[JSON], Any]:
+def _path_cell(path: str, column_type: str) -> Callable[[JSON], Any]:
+    if column_type == "date":  # dates print as an age, as the apiserver's CRD table convertor does
+        return lambda obj: _age({"metadata": {"creationTimestamp": _get(obj, path, "")}})
     return lambda obj: _get(obj, path, "")
 
 
@@ -269,7 +271,7 @@ def _crd_columns(crd: JSON, version: str) -> list[Column] | None:
                         col.get("type", "string"),
                         col.get("format", ""),
                         int(col.get("priority", 0)),
-                        _path_cell(path),
+                        _path_cell(path, str(col.get("type", "string"))),
                     )
                 )
             return columns
