@@ -88,6 +88,8 @@ def _pick(request: web.Request, target: Target) -> Handler:
 
 def _maybe_yaml(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
     """Answer in YAML when that is what the client prefers (watches stay JSON lines)."""
+    if "yaml" not in request.headers.get("Accept", ""):
+        return response  # the common case, decided without parsing the header
     if not isinstance(response, web.Response) or response.content_type != "application/json":
         return response
     try:
