@@ -43,7 +43,8 @@ async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
     """Three failures then a success; replacements wait 1.5 s, 3 s, then 3 s again (capped, not 6 s).
 
     Pod finish times carry second precision, so a measured wait is the backoff minus up to 1 s of rounding,
-    plus batching and scheduling noise: the bounds below are [backoff - 1, backoff + 0.7]."""
+    plus batching and scheduling noise: the bounds below are [backoff - 1, backoff + 1] (uncapped, the third
+    wait would be 6 s)."""
     seen: dict[str, float] = {}
     finished: dict[str, float] = {}
     async with running(kubesim, TimedJobController) as env:
@@ -66,7 +67,7 @@ async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
     gaps = [seen[nxt] - finished[prev] for prev, nxt in itertools.pairwise(order)]
     assert len(gaps) == 3
     for gap, backoff in zip(gaps, (1.5, 3.0, 3.0), strict=True):
-        assert backoff - 1.0 <= gap <= backoff + 0.7, (gaps, backoff)
+        assert backoff - 1.0 <= gap <= backoff + 1.0, (gaps, backoff)
 
 
 async def test_on_failure_restarts_count_against_backoff_limit(kubesim: KubeSim) -> None:
