@@ -128,7 +128,9 @@ async def run_scenario(
     cpu, sim = process_cpu(manager_pid) - cpu0, process_cpu(sim_pid) - sim0
     busiest = max(("manager", cpu), ("kubesim", sim), key=lambda item: item[1])
     limit = (
-        busiest[0] if busiest[1] / wall > 0.7 else "pacing (1 s event batching per Job), no process saturated"
+        busiest[0]
+        if busiest[1] / wall > 0.7
+        else "no process saturated: pacing (1 s event batching, API round trips per sync)"
     )
     # Sanity: every pod created exactly once and every completion counted exactly once.
     all_pods = (await client.list(PODS, NS))["items"]
