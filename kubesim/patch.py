@@ -9,7 +9,8 @@ Errors are `PatchError(code, reason, message, details=None)`, with `.status()` g
 - 400 BadRequest: a body that does not decode (not JSON, a JSON patch that is not a list of operations, a
   merge/strategic patch that is not an object, an unknown `$patch` directive);
 - 422 Invalid: a JSON patch operation that does not apply (failed `test`, missing path), as the apiserver
-  reports it: generic message plus one `UnexpectedServerResponse` cause carrying the library error.
+  reports it: the generic message "the server rejected our request due to an error in our request" and
+  empty details (kubectl prints "The request is invalid: ...").
 
 Strategic merge patch follows the OpenAPI extensions from `kubesim.schemas`: lists whose
 `x-kubernetes-patch-strategy` contains `merge` merge by `x-kubernetes-patch-merge-key` (lists of primitives
@@ -125,46 +126,26 @@ def _json_patch(current: JSON, operations: Any) -> JSON:
             f"json: cannot unmarshal {_go_type(operations)} into Go value of type jsonpatch.Patch",
         )
     result: Any = copy.deepcopy(current)
-    for operation in operations:  # one at a time, so that the failing operation is the one reported
+    for operation in operations:  # one at a time, so that the failing operation can be named in the note
         try:
             result = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
-        except jsonpatch.JsonPatchTestFailed as exc:
-            raise _unprocessable(f"testing value {operation.get('path', '')} failed: test failed") from exc
         except jsonpatch.InvalidJsonPatch as exc:
             raise PatchError(400, "BadRequest", f"invalid JSON patch: {exc}") from exc
-        except (
-            jsonpatch.JsonPatchException,
-            jsonpatch.JsonPointerException,
-            KeyError,
-            IndexError,
-            TypeError,
-        ) as exc:
-            raise _unprocessable(_operation_error(operation)) from exc
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError,
+                TypeError) as exc:
+            raise _unprocessable(operation) from exc
     if not isinstance(result, dict):
-        raise _unprocessable("the patched document is not an object")
+        raise _unprocessable({"result": "not an object"})
     return result
 
 
-def _operation_error(operation: JSON) -> str:
-    """How the apiserver's JSON-patch library words an operation whose path is missing."""
-    kind, path = operation.get("op"), operation.get("path", "")
-    if kind == "remove":
-        return f"unable to remove nonexistent key: {str(path).rsplit('/', 1)[-1]}: missing value"
-    if kind in ("move", "copy"):
-        source = operation.get("from", "")
-        return f"{kind} operation does not apply: doc is missing from path: {source}: missing value"
-    if kind == "replace":
-        return f"replace operation does not apply: doc is missing key: {path}: missing value"
-    return f'{kind} operation does not apply: doc is missing path: "{path}": missing value'
-
-
-def _unprocessable(why: str) -> PatchError:
-    return PatchError(
-        422,
-        "Invalid",
-        "the server rejected our request due to an error in our request",
-        {"causes": [{"reason": "UnexpectedServerResponse", "message": why}]},
-    )
+def _unprocessable(operation: JSON) -> PatchError:
+    """A JSON-patch operation that does not apply (failed `test`, missing path): the apiserver answers 422
+    with a generic message and drops the library's error text (the failing operation is kept here only as
+    the Python-side context)."""
+    error = PatchError(422, "Invalid", "the server rejected our request due to an error in our request", {})
+    error.add_note(f"failing operation: {operation}")
+    return error
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
