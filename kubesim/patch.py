@@ -93,7 +93,9 @@ def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK) -> JSON
     try:
         patch = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise PatchError(400, "BadRequest", f"error decoding patch: {exc}") from exc
+        # the merge-patch library has its own word for it; the others surface the JSON decoder's error
+        message = "Invalid JSON Patch" if media_type == MERGE_PATCH else f"invalid JSON in the patch: {exc}"
+        raise PatchError(400, "BadRequest", message) from exc
     if media_type == JSON_PATCH:
         return _json_patch(current, patch)
     if not isinstance(patch, dict):

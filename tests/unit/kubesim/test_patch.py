@@ -321,3 +321,10 @@ def test_set_element_order_keeps_server_only_items_in_place() -> None:
     result = _patch(pod, body, STRATEGIC_MERGE_PATCH, POD)
     assert [c["name"] for c in result["spec"]["containers"]] == ["a", "injected", "b", "c"]
     assert result["spec"]["containers"][2]["image"] == "2"
+
+
+def test_malformed_merge_patch_says_invalid_json_patch() -> None:
+    with pytest.raises(PatchError) as err:
+        apply_patch(_deployment(), b"{not json", MERGE_PATCH, DEPLOYMENT)
+    assert (err.value.code, err.value.reason, err.value.message) == (400, "BadRequest", "Invalid JSON Patch")
+
