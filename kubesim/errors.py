@@ -142,8 +142,8 @@ def not_acceptable() -> ApiError:
     )
 
 
-def too_large() -> ApiError:
-    return ApiError(413, "RequestEntityTooLarge", "the request entity is too large")
+def too_large(limit: int) -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
 
 
 def timeout(message: str) -> ApiError:

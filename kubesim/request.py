@@ -107,13 +107,13 @@ def media_type(header: str | None) -> str:
 
 async def read_body(request: web.Request, limit: int) -> bytes:
     if request.content_length is not None and request.content_length > limit:
-        raise errors.too_large()
+        raise errors.too_large(limit)
     try:
         body = await request.content.read(limit + 1)
     except Exception as exc:  # client went away mid-body, broken chunking...
         raise errors.bad_request(f"error reading request body: {exc}") from None
     if len(body) > limit:
-        raise errors.too_large()
+        raise errors.too_large(limit)
     return body
 
 

@@ -252,6 +252,7 @@ async def test_oversized_body_is_413(kubesim_factory: KubeSimFactory) -> None:
         api = Api(session, sim.url)
         status, payload = await api.call("POST", CMS, cm("big", k="x" * 4096))
         assert status == 413 and payload["reason"] == "RequestEntityTooLarge"
+        assert payload["message"] == "Request entity too large: limit is 1024"
         await api.ok("POST", CMS, cm("small"))  # the server is still fine
 
 
