@@ -102,7 +102,7 @@ async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> 
         )
     sent_rv = (scale.get("metadata") or {}).get("resourceVersion")
     if sent_rv and sent_rv != parent["metadata"]["resourceVersion"]:
-        raise errors.conflict("scale", target.rtype.group, target.name, errors.OPTIMISTIC_LOCK)
+        raise errors.optimistic_lock(target.rtype.plural, target.rtype.group, target.name)
     updated = copy_json(parent)
     spec = target.rtype.scale
     assert spec is not None
