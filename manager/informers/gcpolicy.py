@@ -5,16 +5,27 @@ lists and took 1.4 s on the reference machine (performance reference §1.7 [C2])
 repeated whenever enough new objects have been promoted to the oldest generation. Cached objects are acyclic
 JSON trees, so reference counting alone frees them when they are replaced; the cyclic GC finds nothing there.
 
-Policy (measured in benchmarks/loop_stall.py):
-- after an informer's initial sync, and after every `refreeze_every` ingested objects, run a young-generation
-  collection (cheap: it only visits objects created since the last one) and `gc.freeze()`: everything alive
-  moves to the permanent generation, which later collections skip.
-- objects replaced after being frozen are still freed by reference counting.
-The price: a reference cycle that was alive at a freeze and becomes garbage later is never collected (e.g. the
-objects of a long-lived watch connection). That leak is bounded by the number of watch restarts and small next
-to the pauses it removes; `unfreeze_and_collect()` exists for operators who prefer a one-off pause.
-While a large list is decoded, automatic collections are paused (`paused()`), since they would only walk the
-freshly decoded, acyclic items again and again (the initial list is GC-bound otherwise: 4x slower).
+Why the young generation matters too: in steady state every watch event allocates a new object and frees
+the one it replaces, so the allocation count that triggers automatic collections barely moves, and new
+objects pile up in generation 0 unexamined — until some other allocation burst triggers a collection that
+walks all of them at once (measured: 300 ms for 5,000 replaced pods).
+Walking them is not cheap either: one generation-0 pass over a freshly decoded pod costs about as much as
+decoding it (measured: 40-60 us per pod with managedFields, 70 tracked containers each), so any policy that
+lets the collector look at every new cache object once halves the ingest rate.
+
+Policy (measured in benchmarks/loop_stall.py and benchmarks/informer_ingest.py):
+- each network read of a watch is ingested in one synchronous block (`ingest_batch()`): first a
+  generation-0 collection, which only holds what the rest of the process allocated since the previous
+  batch (small; young cyclic garbage is freed here, before it could be frozen), then the batch with
+  automatic collections off, then `gc.freeze()`: everything alive moves to the permanent generation, which
+  collections skip. New cache objects are therefore never walked, and automatic collections between
+  batches only see what the rest of the process allocated meanwhile.
+- lists: pages are decoded with collections paused and frozen every `refreeze_every` objects.
+- objects replaced after being frozen are still freed by reference counting: the cache holds no cycles.
+- the price: a reference cycle that is alive at a freeze and dies later (e.g. an in-flight request's
+  objects) is never collected. benchmarks/loop_stall.py measures how much that is (unfreeze + collect at
+  the end of a run); `unfreeze_and_collect()` gives it back at the cost of one full pause, and
+  `GC_POLICY.enabled = False` turns the whole policy off.
 """
 
 from __future__ import annotations
@@ -25,18 +36,17 @@ from contextlib import contextmanager
 
 
 class GcFreezePolicy:
-    def __init__(self, refreeze_every: int = 5_000, enabled: bool = True) -> None:
+    def __init__(self, refreeze_every: int = 2_000, enabled: bool = True) -> None:
         self.refreeze_every = refreeze_every
         self.enabled = enabled
         self.pending = 0
         self.freezes = 0
 
     def freeze(self) -> None:
-        """Collect the young generations, then move every live object to the permanent generation."""
+        """Move every live object to the permanent generation (no collection: see the module docstring)."""
         self.pending = 0
         if not self.enabled:
             return
-        gc.collect(1)
         gc.freeze()
         self.freezes += 1
 
@@ -45,6 +55,22 @@ class GcFreezePolicy:
         self.pending += count
         if self.pending >= self.refreeze_every:
             self.freeze()
+
+    @contextmanager
+    def ingest_batch(self) -> Iterator[None]:
+        """Collect generation 0, run the block with collections off, then freeze (see the docstring)."""
+        if not self.enabled or not gc.isenabled():
+            yield
+            return
+        if gc.get_count()[0]:
+            gc.collect(0)
+        gc.disable()
+        try:
+            yield
+        finally:
+            gc.freeze()
+            self.pending = 0
+            gc.enable()
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -82,7 +82,9 @@ class HandlerRegistration:
 
     async def _run(self) -> None:
         handler = self.handler
+        on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
         buffer = self.buffer
+        popleft = buffer.popleft
         informer = self.informer
         while True:
             if not buffer:
@@ -93,14 +95,14 @@ class HandlerRegistration:
             budget = _YIELD_EVERY
             while buffer and budget:
                 budget -= 1
-                kind, a, b = buffer.popleft()
+                kind, a, b = popleft()
                 try:
-                    if kind == _ADD:
-                        result = handler.on_add(a, b)
-                    elif kind == _UPDATE:
-                        result = handler.on_update(a, b)
+                    if kind == _UPDATE:
+                        result = on_update(a, b)
+                    elif kind == _ADD:
+                        result = on_add(a, b)
                     elif kind == _DELETE:
-                        result = handler.on_delete(a)
+                        result = on_delete(a)
                     else:
                         self._synced = True
                         continue
@@ -112,7 +114,7 @@ class HandlerRegistration:
                     informer.handler_errors += 1
                     metrics.HANDLER_ERRORS.labels(informer.name).inc()
                     log.exception("informer handler failed", resource=informer.name, handler=repr(handler))
-                self.processed += 1
+            self.processed += _YIELD_EVERY - budget
             if not budget:
                 await asyncio.sleep(0)
 
@@ -291,10 +293,6 @@ class SharedInformer:
             else:
                 for listener in listeners:
                     listener.push(_UPDATE, old, obj)
-        policy = GC_POLICY
-        policy.pending += 1
-        if policy.pending >= policy.refreeze_every:
-            policy.freeze()
 
     def replace(self, items: list[Obj], resource_version: str) -> None:
         """A complete list: upsert everything, tombstone what vanished, then mark the cache synced."""

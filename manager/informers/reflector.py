@@ -302,6 +302,7 @@ class Reflector:
                             stream.unread(lines[index + 1 :])
                             return
                 if len(items) > before:  # progress; plain bookmarks do not count
+                    GC_POLICY.ingested(len(items) - before)
                     deadline.reschedule(loop.time() + self.watch_list_timeout)
         raise _WatchListFailed("stream ended before the initial-events-end bookmark")
 
@@ -373,13 +374,13 @@ class Reflector:
             self.watching = False
 
     async def _consume_events(self, stream: WatchStream) -> None:
-        # Hot path: one network read's lines are decoded and applied in one synchronous block, with the
-        # cyclic GC paused (it would only re-walk the freshly decoded, acyclic objects).
+        # Hot path: one network read's lines are decoded and applied in one synchronous block; the GC
+        # policy keeps the collector from ever walking the new cache objects (see gcpolicy).
         sink_apply = self.sink.apply
         clock = self._clock
-        paused = GC_POLICY.paused
+        ingest_batch = GC_POLICY.ingest_batch
         async for lines in stream.line_batches():
-            with paused():
+            with ingest_batch():
                 for line in lines:
                     if not line or line.isspace():
                         continue

@@ -1,0 +1,199 @@
+"""Informer ingest rate vs bare orjson.loads on the same bytes, in the same run.
+
+    .venv/bin/python benchmarks/informer_ingest.py [N] [--e2e N_E2E]
+
+Initial list: N pods in pages of 500 fed through the real reflector (`_list` -> paging -> one orjson.loads
+per page -> informer.replace: transform, key, store, namespace index, handler buffer) with only the HTTP
+transport replaced by memory. Watch stream: N MODIFIED events cut into 64 KB chunks fed through the real
+WatchStream framing + decode, the reflector's RV bookkeeping and informer.apply into the warm cache, one
+handler registered. Baselines: bare `orjson.loads` of the same bytes, (a) results discarded and (b) retained
+(a cache has to retain; that is what the initial list is compared with).
+With --e2e, also an end-to-end sync of N_E2E pods from kubesim over HTTP (list, and streaming list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+import time
+from typing import Any
+
+import orjson
+from informer_fixtures import FakeResponse, PagedListClient, chunks, list_pages, watch_lines
+
+from manager.client.watch import WatchStream
+from manager.informers import EventHandlerFuncs, SharedInformer
+from manager.resources import PODS
+
+
+def best(fn: Any, repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def bare_list(pages: list[bytes], retain: bool) -> float:
+    kept: list[Any] = []
+
+    def run() -> None:
+        kept.clear()
+        for page in pages:
+            items = orjson.loads(page)["items"]
+            if retain:
+                kept.extend(items)
+
+    seconds = best(run)
+    kept.clear()
+    return seconds
+
+
+async def informer_list(pages: list[bytes], n: int) -> tuple[float, SharedInformer]:
+    client = PagedListClient(pages)
+    informer = SharedInformer(client, PODS)
+    started = time.perf_counter()
+    await informer.reflector._list()
+    seconds = time.perf_counter() - started
+    assert len(informer.indexer) == n, len(informer.indexer)
+    return seconds, informer
+
+
+async def informer_watch(informer: SharedInformer, data: list[bytes], n: int) -> float:
+    async def opener() -> Any:
+        return FakeResponse(data)
+
+    stream = WatchStream(opener)
+    informer.reflector.received = 0
+    started = time.perf_counter()
+    await informer.reflector._consume(stream)
+    seconds = time.perf_counter() - started
+    assert informer.reflector.received == n
+    return seconds
+
+
+async def watch_rates(informer: SharedInformer, n: int, repeats: int = 3) -> list[tuple[float, float, float]]:
+    """(bare, informer, floor) seconds, alternated so that all see the same machine load. The floor is the
+    least any cache must do: decode, pop managedFields, replace in a dict (no framing, no handler)."""
+    lines = watch_lines(n)
+    data = list(chunks(lines))
+    drained = asyncio.Event()
+    received = [0]
+
+    def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+        received[0] += 1
+        if received[0] % n == 0:
+            drained.set()
+
+    informer.add_event_handler(EventHandlerFuncs(update=on_update)).start()
+    floor_cache: dict[str, Any] = {}
+
+    def floor() -> None:
+        for line in lines:
+            obj = orjson.loads(line)["object"]
+            meta = obj["metadata"]
+            meta.pop("managedFields", None)
+            floor_cache[f"{meta['namespace']}/{meta['name']}"] = obj
+
+    floor()
+    gc.freeze()
+    pairs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for line in lines:
+            orjson.loads(line)
+        bare = time.perf_counter() - started
+        drained.clear()
+        started = time.perf_counter()
+        await informer_watch(informer, data, n)
+        await drained.wait()  # counted: the handler's task runs between reads and frees replaced objects
+        ours = time.perf_counter() - started
+        started = time.perf_counter()
+        floor()
+        pairs.append((bare, ours, time.perf_counter() - started))
+        gc.freeze()  # or the floor's new objects wait in generation 0 and the next run pays for walking them
+    return pairs
+
+
+async def end_to_end(n: int) -> None:
+    from informer_fixtures import make_pod
+
+    from kubesim import KubeSim
+    from manager.client import create_client
+
+    async with KubeSim(port=0, nodes=0, kubelet=False) as sim:
+        for i in range(n):
+            pod = make_pod(i)
+            pod["metadata"].pop("resourceVersion")
+            pod["metadata"].pop("uid")
+            sim.store.create("pods", pod)
+        client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
+        try:
+            for use_watch_list in (False, True):
+                informer = SharedInformer(client, PODS, use_watch_list=use_watch_list)
+                started = time.perf_counter()
+                informer.start()
+                await informer.wait_for_cache_sync(600)
+                seconds = time.perf_counter() - started
+                mode = "streaming list (sendInitialEvents)" if use_watch_list else "paged list"
+                print(
+                    f"end-to-end over HTTP from kubesim, {mode:<34} {n / seconds:>10,.0f} pods/s "
+                    f"({seconds:.2f} s for {n:,})"
+                )
+                await informer.stop()
+                del informer
+        finally:
+            await client.close()
+
+
+async def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    n = int(args[0]) if args else 100_000
+    e2e = int(sys.argv[sys.argv.index("--e2e") + 1]) if "--e2e" in sys.argv else 0
+    print(f"python {sys.version.split()[0]}, orjson {orjson.__version__}, N={n:,}")
+    pages = list_pages(n)
+    print(f"list: {len(pages)} pages, {sum(map(len, pages)) / n:,.0f} B/pod on the wire")
+
+    discard = bare_list(pages, retain=False)
+    retain = bare_list(pages, retain=True)
+    ours_list, informer = await informer_list(pages, n)
+    await informer.stop()
+    del informer
+    gc.collect()
+    second, informer = await informer_list(pages, n)
+    ours_list = min(ours_list, second)
+    print("\n[initial list]")
+    print(f"bare orjson.loads, results discarded     {n / discard:>10,.0f} pods/s")
+    print(f"bare orjson.loads, results retained      {n / retain:>10,.0f} pods/s")
+    print(
+        f"informer list (reflector -> cache)       {n / ours_list:>10,.0f} pods/s"
+        f"   = {100 * retain / ours_list:.0f}% of retained, {100 * discard / ours_list:.0f}% of discarded"
+    )
+    del pages
+
+    pairs = await watch_rates(informer, n)
+    print("\n[watch stream into the warm cache, 1 handler; bare and informer runs alternated]")
+    for bare, ours, _ in pairs:
+        print(
+            f"bare orjson.loads per line {n / bare:>10,.0f} events/s | informer (frame, decode, apply) "
+            f"{n / ours:>10,.0f} events/s = {100 * bare / ours:.0f}%"
+        )
+    ratios = sorted(bare / ours for bare, ours, _ in pairs)
+    floors = sorted(bare / floor for bare, _, floor in pairs)
+    median, best_ratio = ratios[len(ratios) // 2], ratios[-1]
+    print(f"informer / bare orjson.loads: median {100 * median:.0f}%, best {100 * best_ratio:.0f}%")
+    floor_median = floors[len(floors) // 2]
+    print(f"(floor of any cache: loads + pop managedFields + dict replace = {100 * floor_median:.0f}%)")
+    await informer.stop()
+    del informer
+    gc.collect()
+    if e2e:
+        print()
+        await end_to_end(e2e)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
