@@ -431,3 +431,23 @@ async def test_watch_across_all_namespaces(session: aiohttp.ClientSession, sim: 
         ("default", "b"),
     ]
     resp.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("watch=true&timeoutSeconds=x", 400),
+        ("watch=true&resourceVersion=abc", 400),
+        ("watch=true&labelSelector=%28", 400),
+        ("watch=true&fieldSelector=nope%3D1", 400),
+        ("watch=true&allowWatchBookmarks=maybe", 400),
+        ("watch=true&sendInitialEvents=maybe&resourceVersionMatch=NotOlderThan", 400),
+        ("watch=maybe", 400),
+    ],
+)
+async def test_bad_watch_requests_fail_before_streaming(
+    session: aiohttp.ClientSession, sim: KubeSim, query: str, code: int
+) -> None:
+    status, payload = await call(session, sim, "GET", f"{CMS}?{query}")
+    assert status == code and payload["kind"] == "Status" and payload["code"] == code
+    assert sim.watches.open_count == 0
