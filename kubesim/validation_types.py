@@ -184,18 +184,44 @@ def lease(obj: JSON, old: JSON | None) -> Causes:
 
 
 def event(obj: JSON, old: JSON | None) -> Causes:
+    """ValidateEventCreate: the legacy rules for both APIs (field paths use the internal names:
+    involvedObject, message; reportingComponent when the request came through core/v1), then the strict
+    events.k8s.io/v1 rules."""
     new_api = str(obj.get("apiVersion", "")).startswith("events.k8s.io/")
-    regarding_key = "regarding" if new_api else "involvedObject"
-    regarding = obj.get(regarding_key) or {}
+    regarding = obj.get("regarding" if new_api else "involvedObject") or {}
+    controller = str(obj.get("reportingController" if new_api else "reportingComponent") or "")
+    note = str(obj.get("note" if new_api else "message") or "")
     namespace = (obj.get("metadata") or {}).get("namespace") or ""
-    causes: Causes = []
     regarding_ns = regarding.get("namespace") or ""
-    if (not regarding_ns and namespace not in ("", "default")) or (
-        regarding_ns and namespace != regarding_ns
-    ):
-        causes.append(invalid(f"{regarding_key}.namespace", regarding_ns, "does not match event.namespace"))
+    causes: Causes = []
+    if not obj.get("eventTime"):
+        if (not regarding_ns and namespace not in ("", "default")) or (
+            regarding_ns and namespace != regarding_ns
+        ):
+            causes.append(invalid("involvedObject.namespace", regarding_ns, "does not match event.namespace"))
+    else:
+        if not regarding_ns and namespace not in ("default", "kube-system"):
+            causes.append(invalid("involvedObject.namespace", regarding_ns, "does not match event.namespace"))
+        controller_field = "reportingController" if new_api else "reportingComponent"
+        if not controller:
+            causes.append(required(controller_field))
+        causes.extend(invalid(controller_field, controller, m) for m in qualified_name(controller))
+        for key, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
+            value = str(obj.get(key) or "")
+            if not value:
+                causes.append(required(key))
+            if len(value) > limit:
+                causes.append(invalid(key, "", f"can have at most {limit} characters"))
+        if len(note) > 1024:
+            causes.append(invalid("message", "", "can have at most 1024 characters"))
     if not new_api:
         return causes
+    series = obj.get("series")
+    if isinstance(series, dict):
+        if (series.get("count") or 0) < 2:
+            causes.append(invalid("series.count", "", "should be at least 2"))
+        if not series.get("lastObservedTime"):
+            causes.append(required("series.lastObservedTime"))
     if not obj.get("eventTime"):
         causes.append(required("eventTime"))
     if obj.get("type") not in ("Normal", "Warning"):
@@ -203,24 +229,6 @@ def event(obj: JSON, old: JSON | None) -> Causes:
     for key in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount", "deprecatedSource"):
         if obj.get(key):
             causes.append(invalid(key, "", "needs to be unset"))
-    controller = obj.get("reportingController") or ""
-    if not controller:
-        causes.append(required("reportingController"))
-    causes.extend(invalid("reportingController", controller, m) for m in qualified_name(controller))
-    for key, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
-        value = str(obj.get(key) or "")
-        if not value:
-            causes.append(required(key))
-        if len(value) > limit:
-            causes.append(invalid(key, "", f"can have at most {limit} characters"))
-    if len(str(obj.get("note") or "")) > 1024:
-        causes.append(invalid("note", "", "can have at most 1024 characters"))
-    series = obj.get("series")
-    if isinstance(series, dict):
-        if (series.get("count") or 0) < 2:
-            causes.append(invalid("series.count", "", "should be at least 2"))
-        if not series.get("lastObservedTime"):
-            causes.append(required("series.lastObservedTime"))
     return causes
 
 

@@ -383,27 +383,52 @@ def test_lease_and_events() -> None:
         "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0",
         "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0",
     ]
-    event = {
+    untimed = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {"name": "e", "namespace": "default"},
         "regarding": {"kind": "Pod", "namespace": "other", "name": "p"},
         "type": "Odd",
+        "deprecatedCount": 3,
+    }
+    assert _messages(validate("events", untimed, None)) == [
+        'involvedObject.namespace: Invalid value: "other": does not match event.namespace',
+        "eventTime: Required value",
+        'type: Invalid value: "": has invalid value: Odd',
+        'deprecatedCount: Invalid value: "": needs to be unset',
+    ]
+    timed = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "e", "namespace": "team"},
+        "regarding": {"kind": "Node", "name": "n"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "type": "Normal",
         "reportingController": "",
         "reportingInstance": "x" * 129,
         "action": "",
         "reason": "R",
-        "deprecatedCount": 3,
     }
-    assert _messages(validate("events", event, None)) == [
-        'regarding.namespace: Invalid value: "other": does not match event.namespace',
-        "eventTime: Required value",
-        'type: Invalid value: "": has invalid value: Odd',
-        'deprecatedCount: Invalid value: "": needs to be unset',
+    assert _messages(validate("events", timed, None)) == [
+        'involvedObject.namespace: Invalid value: "": does not match event.namespace',
         "reportingController: Required value",
         'reportingController: Invalid value: "": name part must be non-empty',
         'reportingInstance: Invalid value: "": can have at most 128 characters',
         "action: Required value",
+    ]
+    core_timed = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingInstance": "i",
+        "action": "a",
+        "reason": "r",
+    }
+    assert _messages(validate("events", core_timed, None)) == [
+        "reportingComponent: Required value",
+        'reportingComponent: Invalid value: "": name part must be non-empty',
     ]
     legacy = {
         "apiVersion": "v1",
