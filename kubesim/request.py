@@ -108,13 +108,19 @@ def media_type(header: str | None) -> str:
 async def read_body(request: web.Request, limit: int) -> bytes:
     if request.content_length is not None and request.content_length > limit:
         raise errors.too_large(limit)
+    chunks: list[bytes] = []
+    total = 0
     try:
-        body = await request.content.read(limit + 1)
+        while chunk := await request.content.read(1 << 16):  # read() returns what has arrived: loop to EOF
+            total += len(chunk)
+            if total > limit:
+                raise errors.too_large(limit)
+            chunks.append(chunk)
+    except errors.ApiError:
+        raise
     except Exception as exc:  # client went away mid-body, broken chunking...
         raise errors.bad_request(f"error reading request body: {exc}") from None
-    if len(body) > limit:
-        raise errors.too_large(limit)
-    return body
+    return b"".join(chunks)
 
 
 def decode_object(body: bytes, content_type: str, kind: str) -> JSON:

@@ -351,3 +351,19 @@ async def test_yaml_responses_when_asked(api: Api) -> None:
     assert "kind: ConfigMap" in text and "name: y" in text
     async with api.session.get(f"{api.url}{CMS}/nope", headers={"Accept": "application/yaml"}) as resp:
         assert resp.status == 404 and "reason: NotFound" in await resp.text()
+
+
+async def test_large_bodies_are_read_whole(api: Api) -> None:
+    value = "x" * 900_000  # arrives in many TCP segments (ConfigMaps are limited to 1 MiB)
+    created = await api.ok("POST", CMS, cm("large", k=value))
+    assert len(created["data"]["k"]) == len(value)
+    chunked = orjson.dumps(cm("chunked", k=value[:300_000]))
+
+    async def pieces() -> Any:
+        for start in range(0, len(chunked), 65_000):
+            yield chunked[start : start + 65_000]
+
+    async with api.session.post(
+        api.url + CMS, data=pieces(), headers={"Content-Type": "application/json"}
+    ) as resp:
+        assert resp.status == 201, await resp.text()
