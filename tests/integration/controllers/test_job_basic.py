@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubesim import KubeSim
 from tests.helpers import wait_for
-from tests.integration.controllers.job_harness import condition, running
+from tests.integration.controllers.test_job_harness import condition, running
 
 
 async def test_plain_job_completes(kubesim: KubeSim) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for
-from tests.integration.controllers.job_harness import NS, FastJobController, condition, running
+from tests.integration.controllers.test_job_harness import NS, FastJobController, condition, running
 
 
 def assert_failed(job: dict[str, Any], reason: str, message: str) -> None:

@@ -1,6 +1,6 @@
-"""Harness of the Job integration tests: the real Manager and runtime running only the Job controller (a
-subclass with short timings) against kubesim over HTTP, a separate client for the test, and a pod watch
-that records every pod UID ever created."""
+"""Harness of the Job integration tests (no tests here): the real Manager and runtime running only the Job
+controller (a subclass with short timings) against kubesim over HTTP, a separate client for the test, and a
+pod watch that records every pod UID ever created."""
 
 from __future__ import annotations
 

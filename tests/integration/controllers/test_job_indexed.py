@@ -8,7 +8,7 @@ from typing import Any
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for
-from tests.integration.controllers.job_harness import NS, condition, running
+from tests.integration.controllers.test_job_harness import NS, condition, running
 
 INDEX = "batch.kubernetes.io/job-completion-index"
 FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"

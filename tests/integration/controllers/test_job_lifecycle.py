@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 from kubesim import KubeSim
 from manager import JOBS, PODS, Invalid
 from tests.helpers import wait_for
-from tests.integration.controllers.job_harness import NS, condition, job_manifest, running
+from tests.integration.controllers.test_job_harness import NS, condition, job_manifest, running
 
 LONG = {"kubesim.aiokcm.io/run-seconds": "30"}
 

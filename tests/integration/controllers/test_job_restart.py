@@ -10,7 +10,7 @@ from controllers.job.podcontrol import PodControl
 from kubesim import KubeSim
 from manager.client.rest import create_client
 from tests.helpers import wait_for
-from tests.integration.controllers.job_harness import (
+from tests.integration.controllers.test_job_harness import (
     Env,
     FastJobController,
     _watch_pods,
