@@ -253,3 +253,52 @@ async def test_discovery_resolves_by_kind_and_plural(client: ApiClient) -> None:
         await resolve(client, "batch", "v1", "Nope")
     with pytest.raises(ResourceNotFound):
         await resolve(client, "nope.example.com", "v1", "Thing")
+
+
+async def test_discovery_finds_a_new_custom_resource(client: ApiClient) -> None:
+    from manager.resources import CUSTOMRESOURCEDEFINITIONS
+
+    with pytest.raises(ResourceNotFound):
+        await resolve(client, "example.aiokcm.io", "v1", "Widget")
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.aiokcm.io"},
+        "spec": {
+            "group": "example.aiokcm.io",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    await client.create(CUSTOMRESOURCEDEFINITIONS, crd)
+
+    async def found() -> GroupVersionResource | None:
+        try:
+            return await resolve(client, "example.aiokcm.io", "v1", "Widget")
+        except ResourceNotFound:
+            return None
+
+    from tests.helpers import wait_for
+
+    widgets = await wait_for(found, timeout=10)
+    assert widgets == GroupVersionResource("example.aiokcm.io", "v1", "widgets", "Widget", namespaced=True)
+    created = await client.create(
+        widgets,
+        {
+            "apiVersion": "example.aiokcm.io/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"},
+        },
+    )
+    assert created["metadata"]["uid"]
+    assert (await client.get(widgets, "w", "default"))["kind"] == "Widget"
