@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +124,59 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def _flow_depth(body: bytes) -> int:
+    """Deepest nesting of YAML flow collections (brackets inside strings count too: an upper bound)."""
+    if body.count(b"[") + body.count(b"{") <= _BoundedAliasLoader.max_depth:
+        return 0
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(body):
+        depth += 1 if match.group() in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class _BoundedAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses documents whose aliases expand to a huge tree (a YAML "billion laughs" would
+    explode when serialised), as go-yaml refuses "excessive aliasing"."""
+
+    max_expanded_nodes = 1_000_000
+    max_depth = 500
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise yaml.YAMLError("exceeded max depth")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        sizes: dict[int, int] = {}
+
+        def expanded(current: yaml.Node) -> int:
+            known = sizes.get(id(current))
+            if known is None:
+                children: list[Any] = []
+                if isinstance(current, yaml.SequenceNode):
+                    children = current.value
+                elif isinstance(current, yaml.MappingNode):
+                    children = [n for pair in current.value for n in pair]
+                known = sizes[id(current)] = 1 + sum(expanded(child) for child in children)
+            return known
+
+        if expanded(node) > self.max_expanded_nodes:
+            raise yaml.YAMLError("document contains excessive aliasing")
+        return self.construct_document(node)
+
+
 def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
     """JSON (also when the Content-Type is missing) or YAML → dict; 400 when undecodable, 415 otherwise."""
     mtype = media_type(content_type)
@@ -145,7 +199,13 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
             ) from None
     elif mtype in YAML_TYPES:
         try:
-            obj = yaml.safe_load(body)
+            if _flow_depth(body) > _BoundedAliasLoader.max_depth:
+                raise yaml.YAMLError("exceeded max depth")  # before PyYAML's scanner slows down on it
+            obj = yaml.load(body, Loader=_BoundedAliasLoader)
+        except RecursionError:
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {kind}): yaml: exceeded max depth"
+            ) from None
         except yaml.YAMLError as exc:
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {kind}): "
