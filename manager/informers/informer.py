@@ -31,6 +31,7 @@ Obj = dict[str, Any]
 _ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
 _YIELD_EVERY = 256  # a handler with a deep backlog yields to the loop this often
 _MIN_RESYNC = 1.0
+_REPLACE_CHUNK = 1000  # objects applied between two yields to the loop during a list
 
 
 class HandlerRegistration:
@@ -155,6 +156,7 @@ class SharedInformer:
         self._transform: Transform = transform or default
         self._listeners: list[HandlerRegistration] = []
         self._synced = False
+        self._replacing = False
         self._synced_event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._started = False
@@ -187,9 +189,11 @@ class SharedInformer:
     ) -> HandlerRegistration:
         """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically."""
         registration = HandlerRegistration(self, handler, resync_period)
-        if self._synced:
+        if self._synced or self._replacing:
+            # The cache as it stands; the rest of a list being applied right now follows as usual.
             for obj in self.indexer.list():
                 registration.push(_ADD, obj, True)
+        if self._synced:
             registration.push(_SYNCED, None, None)
         self._listeners.append(registration)
         if self._started:
@@ -294,29 +298,40 @@ class SharedInformer:
                 for listener in listeners:
                     listener.push(_UPDATE, old, obj)
 
-    def replace(self, items: list[Obj], resource_version: str) -> None:
-        """A complete list: upsert everything, tombstone what vanished, then mark the cache synced."""
+    async def replace(self, items: list[Obj], resource_version: str) -> None:
+        """A complete list: upsert everything, tombstone what vanished, then mark the cache synced.
+
+        Works in chunks of `_REPLACE_CHUNK` objects and yields to the loop between them, so a 100k-object
+        relist never blocks the loop for long (client-go does this work on its own goroutine; readers may
+        see the list half-applied, as there).
+        """
         initial = not self._synced
         transform = self._transform
         indexer = self.indexer
         listeners = self._listeners
         seen: set[str] = set()
-        with GC_POLICY.paused():
-            for raw in items:
-                try:
-                    obj = transform(raw)
-                    key = object_key(obj)
-                except Exception as exc:
-                    self.record_bad_object(raw, exc)
-                    continue
-                seen.add(key)
-                old = indexer.upsert(key, obj)
-                if old is None:
-                    for listener in listeners:
-                        listener.push(_ADD, obj, initial)
-                else:
-                    for listener in listeners:
-                        listener.push(_UPDATE, old, obj)
+        self._replacing = True
+        try:
+            for start in range(0, len(items), _REPLACE_CHUNK):
+                with GC_POLICY.paused():
+                    for raw in items[start : start + _REPLACE_CHUNK]:
+                        try:
+                            obj = transform(raw)
+                            key = object_key(obj)
+                        except Exception as exc:
+                            self.record_bad_object(raw, exc)
+                            continue
+                        seen.add(key)
+                        old = indexer.upsert(key, obj)
+                        if old is None:
+                            for listener in listeners:
+                                listener.push(_ADD, obj, initial)
+                        else:
+                            for listener in listeners:
+                                listener.push(_UPDATE, old, obj)
+                GC_POLICY.ingested(_REPLACE_CHUNK)
+                if start + _REPLACE_CHUNK < len(items):
+                    await asyncio.sleep(0)
             if len(seen) != len(indexer):
                 for key in [k for k in indexer.list_keys() if k not in seen]:
                     gone = indexer.delete(key)
@@ -324,6 +339,8 @@ class SharedInformer:
                         tombstone = DeletedFinalStateUnknown(key, gone)
                         for listener in listeners:
                             listener.push(_DELETE, tombstone, None)
+        finally:
+            self._replacing = False
         if initial:
             self._synced = True
             for listener in listeners:

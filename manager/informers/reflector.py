@@ -51,7 +51,7 @@ _watch_list_unsupported: weakref.WeakSet[ApiClient] = weakref.WeakSet()
 class ReflectorSink(Protocol):
     """Where the reflector delivers state: the informer."""
 
-    def replace(self, items: list[Obj], resource_version: str) -> None: ...
+    async def replace(self, items: list[Obj], resource_version: str) -> None: ...
 
     def apply(self, event_type: str, obj: Obj) -> None: ...
 
@@ -174,7 +174,7 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self._list_pages("")  # consistent read, at once
         self._last_sync_unavailable = False
-        self.sink.replace(items, list_rv)
+        await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
         self.lists += 1
         metrics.RELISTS.labels(*self._labels).inc()
@@ -292,19 +292,27 @@ class Reflector:
         loop = asyncio.get_running_loop()
         items: list[Obj] = []
         paused = GC_POLICY.paused
+        end_rv: str | None = None
         async with asyncio.timeout(self.watch_list_timeout) as deadline:
             async for lines in stream.line_batches():
                 before = len(items)
                 with paused():
                     for index, line in enumerate(lines):
                         event = self._decode(line)
-                        if event is not None and self._initial_event(items, *event):
-                            stream.unread(lines[index + 1 :])
-                            return
+                        if event is not None:
+                            end_rv = self._initial_event(items, *event)
+                            if end_rv is not None:
+                                stream.unread(lines[index + 1 :])
+                                break
+                if end_rv is not None:
+                    break
                 if len(items) > before:  # progress; plain bookmarks do not count
                     GC_POLICY.ingested(len(items) - before)
                     deadline.reschedule(loop.time() + self.watch_list_timeout)
-        raise _WatchListFailed("stream ended before the initial-events-end bookmark")
+        if end_rv is None:
+            raise _WatchListFailed("stream ended before the initial-events-end bookmark")
+        await self.sink.replace(items, end_rv)
+        self.last_sync_resource_version = end_rv
 
     def _decode(self, line: bytes) -> tuple[str, Obj] | None:
         if not line or line.isspace():
@@ -315,21 +323,19 @@ class Reflector:
             self.sink.record_bad_object(line[:200], exc)
             return None
 
-    def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> bool:
+    def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> str | None:
+        """Collect one initial event; return the list's resourceVersion at the end bookmark."""
         if event_type == "ADDED":
             items.append(obj)
         elif event_type == "BOOKMARK":
             meta = obj.get("metadata") or {}
             if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
-                rv = str(meta.get("resourceVersion") or "")
-                self.sink.replace(items, rv)
-                self.last_sync_resource_version = rv
-                return True
+                return str(meta.get("resourceVersion") or "")
         elif event_type == "ERROR":
             raise error_from_status(obj)
         else:
             raise _WatchListFailed(f"unexpected {event_type} before the end of the initial events")
-        return False
+        return None
 
     # ------------------------------------------------------------------ watch
     async def _watch(self, initial: WatchStream | None) -> None:

@@ -57,7 +57,7 @@ async def test_initial_list_relist_with_tombstones(informer: SharedInformer) -> 
     rec = Recorder()
     reg = informer.add_event_handler(rec)
     reg.start()
-    informer.replace([pod("a"), pod("b")], "10")
+    await informer.replace([pod("a"), pod("b")], "10")
     assert informer.has_synced()
     await wait_for(reg.has_synced)
     assert rec.events == [("add", "a", True), ("add", "b", True)]
@@ -66,7 +66,7 @@ async def test_initial_list_relist_with_tombstones(informer: SharedInformer) -> 
     informer.apply("MODIFIED", pod("a", "11"))
     informer.apply("ADDED", pod("c", "12"))
     # relist after a disconnect: b vanished, a changed, d appeared
-    informer.replace([pod("a", "13"), pod("c", "12"), pod("d", "14")], "14")
+    await informer.replace([pod("a", "13"), pod("c", "12"), pod("d", "14")], "14")
     await wait_for(lambda: len(rec.events) == 8)
     assert rec.events[2:] == [
         ("update", "a", "1", "11"),
@@ -82,7 +82,7 @@ async def test_initial_list_relist_with_tombstones(informer: SharedInformer) -> 
 async def test_watch_events_and_deletes(informer: SharedInformer) -> None:
     rec = Recorder()
     informer.add_event_handler(rec).start()
-    informer.replace([], "1")
+    await informer.replace([], "1")
     informer.apply("ADDED", pod("a", "2"))
     informer.apply("ADDED", pod("a", "3"))  # a repeated ADDED is an update of the cached object
     informer.apply("DELETED", pod("a", "4"))
@@ -94,7 +94,7 @@ async def test_watch_events_and_deletes(informer: SharedInformer) -> None:
 async def test_late_handler_gets_the_cache_as_initial_adds(informer: SharedInformer) -> None:
     early = Recorder()
     informer.add_event_handler(early).start()
-    informer.replace([pod("a"), pod("b")], "5")
+    await informer.replace([pod("a"), pod("b")], "5")
     informer.apply("ADDED", pod("c", "6"))
     late = Recorder()
     reg = informer.add_event_handler(late)
@@ -122,7 +122,7 @@ async def test_slow_handler_does_not_delay_another(informer: SharedInformer) -> 
     fast = informer.add_event_handler(fast_rec)
     slow.start()
     fast.start()
-    informer.replace([pod(f"p{i}") for i in range(100)], "1")
+    await informer.replace([pod(f"p{i}") for i in range(100)], "1")
     for i in range(100, 1100):
         informer.apply("ADDED", pod(f"p{i}", str(i)))
     await wait_for(lambda: len(fast_rec.events) == 1100, timeout=5)
@@ -143,7 +143,7 @@ async def test_bad_objects_and_failing_handlers_are_counted_not_fatal(informer: 
                 raise RuntimeError("handler bug")
 
     informer.add_event_handler(Flaky()).start()
-    informer.replace([pod("a"), {"kind": "Pod"}, {"metadata": {"name": 7}}, pod("boom")], "1")
+    await informer.replace([pod("a"), {"kind": "Pod"}, {"metadata": {"name": 7}}, pod("boom")], "1")
     informer.apply("ADDED", {"metadata": "nonsense"})
     informer.apply("ADDED", pod("b", "2"))
     await wait_for(lambda: calls == ["a", "boom", "b"])
@@ -155,7 +155,7 @@ async def test_bad_objects_and_failing_handlers_are_counted_not_fatal(informer: 
 async def test_resync_replays_the_cache_as_updates(informer: SharedInformer) -> None:
     rec = Recorder()
     informer.add_event_handler(rec).start()
-    informer.replace([pod("a", "3")], "3")
+    await informer.replace([pod("a", "3")], "3")
     informer.resync()
     await wait_for(lambda: len(rec.events) == 2)
     assert rec.events[1] == ("update", "a", "3", "3")
@@ -165,27 +165,27 @@ async def test_periodic_resync_per_handler(informer: SharedInformer) -> None:
     rec = Recorder()
     reg = informer.add_event_handler(rec, resync_period=1.0)
     reg.start()
-    informer.replace([pod("a", "3")], "3")
+    await informer.replace([pod("a", "3")], "3")
     await wait_for(lambda: ("update", "a", "3", "3") in rec.events, timeout=5)
     await reg.stop()
 
 
-def test_metadata_only_informer_projects_objects() -> None:
+async def test_metadata_only_informer_projects_objects() -> None:
     client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
     informer = SharedInformer(client, PODS, metadata_only=True)
-    informer.replace([pod("a")], "1")
+    await informer.replace([pod("a")], "1")
     cached = informer.indexer.get_by_key("default/a")
     assert cached is not None
     assert cached["kind"] == "PartialObjectMetadata" and set(cached) == {"apiVersion", "kind", "metadata"}
     assert "managedFields" not in cached["metadata"]
 
 
-def test_health_reports_unsynced_and_failing(informer: SharedInformer) -> None:
+async def test_health_reports_unsynced_and_failing(informer: SharedInformer) -> None:
     now = [100.0]
     informer._clock = lambda: now[0]
     informer.reflector._clock = lambda: now[0]
     assert "not synced" in (informer.health() or "")
-    informer.replace([], "1")
+    await informer.replace([], "1")
     informer.reflector._record_success()
     assert informer.health() is None
     informer.reflector._record_error(ConnectionError("refused"))
@@ -211,3 +211,18 @@ def test_list_paging_rules() -> None:
     assert reflector._page_limit("42") == 500
     reflector.page_size = 50
     assert reflector._page_limit("42") == 50
+
+
+async def test_handler_added_while_a_list_is_applied_sees_each_object_once(informer: SharedInformer) -> None:
+    items = [pod(f"p{i}") for i in range(2500)]  # three chunks: the replace yields to the loop twice
+    task = asyncio.create_task(informer.replace(items, "1"))
+    await asyncio.sleep(0)  # the replace applied its first chunk and yielded
+    assert 0 < len(informer.indexer) < 2500 and not informer.has_synced()
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    reg.start()
+    await task
+    await wait_for(reg.has_synced)
+    names = [name for _, name, _ in rec.events]
+    assert sorted(names) == sorted(f"p{i}" for i in range(2500))
+    assert all(kind == "add" and initial for kind, _, initial in rec.events)
