@@ -29,6 +29,7 @@ from controllers.job.counting import has_tracking_finalizer
 from controllers.job.finalizers import FinalizerExpectations
 from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
 from controllers.job.podcontrol import PodControl
+from controllers.job.staleness import StaleWrites
 from manager import (
     JOBS,
     PODS,
@@ -92,6 +93,7 @@ class JobController(Controller):
         )
         self._pod_control: PodControl | None = None
         self._jobs: Any = None
+        self.stale_writes = StaleWrites(self.enqueue_key, self.enqueue_key_after)
         self._pods: Any = None
 
     # ------------------------------------------------------------------ caches and clients
@@ -192,6 +194,8 @@ class JobController(Controller):
 
     async def update_status(self, job: Obj) -> Obj:
         updated: Obj = await self.client.update_status(JOBS, job)
+        meta = job["metadata"]
+        self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
         return updated
 
     # ------------------------------------------------------------------ reconcile and workers

@@ -49,6 +49,7 @@ class JobEventHandler:
 
     def on_update(self, old: Any, new: Any) -> None:
         key = _key(new)
+        self.ctl.stale_writes.observed(key, new["metadata"].get("resourceVersion"))
         if old["metadata"].get("generation") == new["metadata"].get("generation"):
             self.ctl.enqueue_key_batched(key)
         else:
@@ -69,6 +70,7 @@ class JobEventHandler:
         job = unwrap_tombstone(obj)
         if job is None:
             return
+        self.ctl.stale_writes.forget(_key(job))
         self.ctl.enqueue_key(_key(job))
         self.ctl.cleanup_pod_finalizers(job)
 

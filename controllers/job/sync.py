@@ -84,6 +84,8 @@ async def sync_job(ctl: JobController, key: str) -> None:
     if jc.is_job_finished(cached):
         ctl.backoff.remove(key)
         return
+    if ctl.stale_writes.defer_if_stale(key, cached["metadata"].get("resourceVersion")):
+        return  # our last status write is not in the cache yet: its update event re-queues the key
     mode = js.completion_mode(cached)
     if mode not in (js.NON_INDEXED, js.INDEXED):
         ctl.recorder.event(
