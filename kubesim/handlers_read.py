@@ -136,7 +136,10 @@ async def get_object(ctx: ApiContext, request: web.Request, target: Target) -> w
     if entry is None:
         raise errors.not_found(rtype.plural, rtype.group, target.name)
     if accept.as_kind == "Table":
-        return json_response(table.to_table(rtype, [to_view(rtype, entry.obj)], str(entry.rv), None, True))
+        include = table.include_object(request.query)
+        return json_response(
+            table.to_table(rtype, [to_view(rtype, entry.obj)], str(entry.rv), None, True, include)
+        )
     if accept.as_kind.startswith("PartialObjectMetadata"):
         return json_response(table.partial(entry.obj))
     return json_response(encode(rtype, entry))
@@ -197,7 +200,9 @@ async def list_objects(ctx: ApiContext, request: web.Request, target: Target) ->
     if remaining is not None:
         meta["remainingItemCount"] = remaining
     if accept.as_kind == "Table":
-        body = table.to_table(rtype, [to_view(rtype, e.obj) for e in entries], str(snapshot), token, True)
+        include = table.include_object(request.query)
+        objs = [to_view(rtype, e.obj) for e in entries]
+        body = table.to_table(rtype, objs, str(snapshot), token, True, include)
         if remaining is not None:
             body["metadata"]["remainingItemCount"] = remaining
         return json_response(body)

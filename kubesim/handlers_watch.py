@@ -25,11 +25,12 @@ _LIVENESS_POLL = 5.0  # how often an idle watch checks that its client is still 
 class Encoder:
     """Turns (type, entry) into one wire line for this watcher's representation."""
 
-    def __init__(self, rtype: ResourceType, accept: Accept) -> None:
+    def __init__(self, rtype: ResourceType, accept: Accept, include: str = "Metadata") -> None:
         self.rtype = rtype
         self.accept = accept
         self.plain = not accept.as_kind and rtype.store_group is None and not multi_version(rtype)
         self.headers_sent = False
+        self.include = include
 
     def line(self, event_type: str, entry: Entry, event: WatchEvent | None = None) -> bytes:
         if self.plain and event is not None and event.entry is entry:
@@ -44,7 +45,9 @@ class Encoder:
             return data
         obj = to_view(self.rtype, entry.obj)
         if self.accept.as_kind == "Table":
-            wrapped = table.to_table(self.rtype, [obj], str(entry.rv), None, not self.headers_sent)
+            wrapped = table.to_table(
+                self.rtype, [obj], str(entry.rv), None, not self.headers_sent, self.include
+            )
             self.headers_sent = True
         else:
             wrapped = table.partial(obj)
@@ -84,7 +87,7 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
         only, by_name = target.name, keep
         keep = lambda obj: obj["metadata"]["name"] == only and (by_name is None or by_name(obj))  # noqa: E731
     namespace = None if target.all_namespaces or not rtype.namespaced else target.namespace
-    encoder = Encoder(rtype, accept)
+    encoder = Encoder(rtype, accept, table.include_object(query) if accept.as_kind == "Table" else "Metadata")
     store = ctx.store
     stream = ctx.watches.open()
     min_rv = start_rv

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from kubesim import errors
 from kubesim.printers import columns_for, human_duration
 from kubesim.types import ResourceType
 
@@ -24,7 +26,30 @@ def partial(obj: JSON) -> JSON:
     }
 
 
-def to_table(rtype: ResourceType, objs: list[JSON], rv: str, token: str | None, headers: bool) -> JSON:
+def include_object(query: Mapping[str, str]) -> str:
+    """The `includeObject` parameter: None, Object, or Metadata (the default)."""
+    value = query.get("includeObject", "Metadata")
+    if value not in ("None", "Object", "Metadata"):
+        raise errors.bad_request(
+            f'includeObject: Unsupported value: "{value}": supported values: "Metadata", "None", "Object"'
+        )
+    return value
+
+
+def _row_object(obj: JSON, include: str) -> JSON | None:
+    if include == "None":
+        return None
+    return obj if include == "Object" else partial(obj)
+
+
+def to_table(
+    rtype: ResourceType,
+    objs: list[JSON],
+    rv: str,
+    token: str | None,
+    headers: bool,
+    include: str = "Metadata",
+) -> JSON:
     columns = columns_for(rtype)
     meta: JSON = {"resourceVersion": rv}
     if token:
@@ -43,5 +68,7 @@ def to_table(rtype: ResourceType, objs: list[JSON], rv: str, token: str | None, 
         ]
     else:
         body["columnDefinitions"] = None
-    body["rows"] = [{"cells": [cell(obj) for *_, cell in columns], "object": partial(obj)} for obj in objs]
+    body["rows"] = [
+        {"cells": [cell(obj) for *_, cell in columns], "object": _row_object(obj, include)} for obj in objs
+    ]
     return body

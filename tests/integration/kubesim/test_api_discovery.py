@@ -321,3 +321,16 @@ async def test_crd_with_two_served_versions_converts_api_version(api: Api) -> No
     example = next(g for g in groups["groups"] if g["name"] == "example.com")
     assert [v["version"] for v in example["versions"]] == ["v2", "v1"]  # kube-aware version priority
     assert example["preferredVersion"]["version"] == "v2"
+
+
+async def test_table_include_object(api: Api) -> None:
+    await api.ok(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}, "data": {"a": "b"}}
+    )
+    path = "/api/v1/namespaces/default/configmaps"
+    full = await api.ok("GET", f"{path}?includeObject=Object", accept=TABLE)
+    assert full["rows"][0]["object"]["data"] == {"a": "b"}
+    bare = await api.ok("GET", f"{path}?includeObject=None", accept=TABLE)
+    assert bare["rows"][0]["object"] is None
+    status, payload, _ = await api.call("GET", f"{path}?includeObject=Everything", accept=TABLE)
+    assert status == 400 and payload["reason"] == "BadRequest"
