@@ -31,16 +31,21 @@ def option(name: str, default: str) -> str:
 
 
 class Ticker:
+    """Records how late each 10 ms sleep wakes up, and how much CPU this process burnt meanwhile: on a shared
+    machine a late wake-up with little CPU used means the OS ran someone else, not that our loop was busy."""
+
     def __init__(self, period: float = 0.010) -> None:
         self.period = period
         self.gaps: list[float] = []
+        self.busy: list[float] = []  # CPU seconds used by this process during each late part
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            started = loop.time()
+            started, cpu = loop.time(), time.process_time()
             await asyncio.sleep(self.period)
             self.gaps.append(loop.time() - started - self.period)
+            self.busy.append(max(0.0, time.process_time() - cpu - self.period))
 
 
 def collections_log() -> list[tuple[int, float]]:
@@ -63,6 +68,9 @@ async def main() -> None:
     seconds = float(option("--seconds", "20"))
     GC_POLICY.enabled = option("--gc-policy", "on") == "on"
     print(f"N={n:,} cached pods, gc policy {'on' if GC_POLICY.enabled else 'off'}, {seconds:.0f} s of events")
+    if "--http" in sys.argv:
+        await over_http(n, seconds)
+        return
 
     pages = list_pages(n)
     informer = SharedInformer(PagedListClient(pages), PODS)
@@ -87,6 +95,7 @@ async def main() -> None:
     ticker_task = asyncio.create_task(ticker.run())
     await asyncio.sleep(0.1)
     ticker.gaps.clear()
+    ticker.busy.clear()
     events = 0
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
@@ -99,10 +108,15 @@ async def main() -> None:
     elapsed = seconds + (time.perf_counter() - deadline)
     ticker_task.cancel()
     gaps = sorted(ticker.gaps)
+    busy = sorted(ticker.busy)
     print(f"events applied: {events:,} ({events / elapsed:,.0f}/s), handler calls {handled[0]:,}")
     print(
         f"ticker gaps over {len(gaps):,} ticks: longest {1000 * gaps[-1]:.1f} ms, "
         f"p99 {1000 * gaps[int(len(gaps) * 0.99)]:.1f} ms, median {1000 * gaps[len(gaps) // 2]:.2f} ms"
+    )
+    print(
+        f"  same ticks, CPU this process used while late (its own stall): longest {1000 * busy[-1]:.1f} ms, "
+        f"p99 {1000 * busy[int(len(busy) * 0.99)]:.1f} ms"
     )
     by_gen: dict[int, list[float]] = {}
     for generation, duration in log:
@@ -127,6 +141,69 @@ async def main() -> None:
     print(
         f"after gc.unfreeze(): full collection {1000 * (time.perf_counter() - started):.0f} ms, "
         f"{found} unreachable objects found (what freezing had kept)"
+    )
+
+
+async def over_http(n: int, seconds: float) -> None:
+    """The same measurement end to end: kubesim (in this process, so its work counts too) serves N pods,
+    the informer lists and watches them over HTTP while a writer PATCHes pods as fast as it can. Ends with
+    the unfreeze + full collection that shows what the freezes kept (leaked cycles)."""
+    from informer_fixtures import make_pod
+
+    from kubesim import KubeSim
+    from manager.client import create_client
+
+    async with KubeSim(port=0, nodes=0, kubelet=False) as sim:
+        for i in range(n):
+            pod = make_pod(i)
+            pod["metadata"].pop("resourceVersion")
+            pod["metadata"].pop("uid")
+            sim.store.create("pods", pod)
+        client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
+        informer = SharedInformer(client, PODS)
+        handled = [0]
+        informer.add_event_handler(
+            EventHandlerFuncs(update=lambda o, n: handled.__setitem__(0, handled[0] + 1))
+        )
+        started = time.perf_counter()
+        informer.start()
+        await informer.wait_for_cache_sync(600)
+        print(f"initial list over HTTP: {time.perf_counter() - started:.1f} s")
+        gc.freeze()
+        log = collections_log()
+        ticker = Ticker()
+        ticker_task = asyncio.create_task(ticker.run())
+        writes = [0]
+
+        async def writer(worker: int) -> None:
+            i = worker
+            while True:
+                name, namespace = f"web-7c9f8d6b5-{i % n:06d}", f"team-{i % n % 50:02d}"
+                await client.patch(PODS, name, {"metadata": {"labels": {"tick": str(i)}}}, namespace)
+                writes[0] += 1
+                i += 8
+
+        writers = [asyncio.create_task(writer(w)) for w in range(8)]
+        await asyncio.sleep(seconds)
+        for task in [*writers, ticker_task]:
+            task.cancel()
+        gaps, busy = sorted(ticker.gaps), sorted(ticker.busy)
+        print(f"writes {writes[0]:,} ({writes[0] / seconds:,.0f}/s), handler calls {handled[0]:,}")
+        print(
+            f"ticker: longest gap {1000 * gaps[-1]:.1f} ms (own CPU {1000 * busy[-1]:.1f} ms), "
+            f"p99 {1000 * gaps[int(len(gaps) * 0.99)]:.1f} ms"
+        )
+        longest = max((d for _, d in log), default=0.0)
+        print(f"gc collections {len(log):,}, longest {1000 * longest:.1f} ms")
+        await informer.stop()
+        await client.close()
+    gc.callbacks.clear()
+    gc.unfreeze()
+    started = time.perf_counter()
+    found = gc.collect()
+    print(
+        f"after gc.unfreeze(): full collection {1000 * (time.perf_counter() - started):.0f} ms, "
+        f"{found:,} unreachable objects found (cycles the freezes had kept)"
     )
 
 
