@@ -160,3 +160,27 @@ async def _status_is(env: Any, name: str, **expected: int) -> dict[str, Any] | N
     job = await env.job(name)
     status = job.get("status") or {}
     return job if all(int(status.get(k) or 0) == v for k, v in expected.items()) else None
+
+
+async def test_pod_failure_policy_ignores_disruption(kubesim: KubeSim) -> None:
+    """onPodConditions: a pod failing with DisruptionTarget=True (as set on eviction) is not counted, even
+    with backoffLimit 0; it is replaced and the Job completes."""
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    annotations = {"kubesim.aiokcm.io/run-seconds": "2", "kubesim.aiokcm.io/terminate-seconds": "0.3"}
+    async with running(kubesim) as env:
+        await env.create("disrupted", backoffLimit=0, podFailurePolicy=policy, annotations=annotations)
+        pod = (await wait_for(lambda: _running(env, "disrupted"), 5, message="running pod"))[0]
+        name = pod["metadata"]["name"]
+        disruption = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+        await env.client.patch(
+            PODS,
+            name,
+            {"status": {"conditions": [disruption]}},
+            NS,
+            patch_type="strategic",
+            subresource="status",
+        )
+        await env.client.delete(PODS, name, NS)
+        job = await env.wait_condition("disrupted", "Complete", timeout=15)
+        assert job["status"]["succeeded"] == 1 and job["status"].get("failed", 0) == 0
+        assert env.created("disrupted") == 2
