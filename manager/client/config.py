@@ -31,6 +31,7 @@ class RestConfig:
     _configuration: Any = None  # kubernetes_asyncio Configuration, for token refresh hooks
     _loader: Any = None  # kubeconfig loader, for exec-plugin token refresh
     _static_headers: dict[str, str] = field(default_factory=dict)
+    _force_exec: bool = False
 
     async def auth_headers(self) -> dict[str, str]:
         """Current auth headers; runs the loaders' refresh logic so expiring tokens are replaced in time."""
@@ -39,9 +40,8 @@ class RestConfig:
         if cfg is None:
             return headers
         loader = self._loader
-        user = getattr(loader, "_user", None) if loader is not None else None
-        if user is not None and "exec" in user:
-            # Re-runs the plugin only once its token expired (the loader checks the expiry itself).
+        if self._exec_plugin_due():
+            self._force_exec = False
             await loader.load_from_exec_plugin()
             if getattr(loader, "token", None):
                 cfg.api_key["BearerToken"] = loader.token
@@ -53,11 +53,24 @@ class RestConfig:
             headers["Authorization"] = "Basic " + base64.b64encode(raw).decode()
         return headers
 
+    def _exec_plugin_due(self) -> bool:
+        """Run the exec plugin again only when its credential expired or the server refused it (a plugin
+        without expirationTimestamp is run once, at load)."""
+        loader = self._loader
+        user = getattr(loader, "_user", None) if loader is not None else None
+        if user is None or "exec" not in user:
+            return False
+        if self._force_exec:
+            return True
+        expiry = getattr(loader, "exec_plugin_expiry", None)
+        return expiry is not None and bool(kube_config._is_expired(expiry))
+
     async def refresh_after_unauthorized(self) -> None:
-        """Force a token refresh after a 401 (the cached exec token may have been revoked early)."""
+        """Force a credential refresh after a 401 (an exec token may have been revoked early)."""
         loader = self._loader
         if loader is not None and hasattr(loader, "exec_plugin_expiry"):
             del loader.exec_plugin_expiry
+        self._force_exec = True
 
 
 def _ssl_context(cfg: Any) -> ssl.SSLContext | None:

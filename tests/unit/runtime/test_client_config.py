@@ -1,0 +1,98 @@
+"""Configuration loading (kubernetes-asyncio loaders) turned into base URL, SSL context and auth headers."""
+
+from __future__ import annotations
+
+import ssl
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from manager.client.config import load_config
+
+
+def kubeconfig(tmp_path: Path, server: str, user: dict[str, Any]) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def exec_plugin(tmp_path: Path, expiry: str | None) -> dict[str, Any]:
+    """An exec credential plugin that counts its runs in a file and returns token-<run>."""
+    counter = tmp_path / "runs"
+    counter.write_text("0")
+    status = '{"token": "token-%d"' + (f', "expirationTimestamp": "{expiry}"' if expiry else "") + "}"
+    script = (
+        "import pathlib,json;"
+        f"p=pathlib.Path({str(counter)!r});n=int(p.read_text())+1;p.write_text(str(n));"
+        "print(json.dumps({'apiVersion':'client.authentication.k8s.io/v1','kind':'ExecCredential',"
+        f"'status':json.loads({status!r} % n)}}))"
+    )
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": ["-c", script],
+            "interactiveMode": "Never",
+        }
+    }
+
+
+def runs(tmp_path: Path) -> int:
+    return int((tmp_path / "runs").read_text())
+
+
+async def test_token_and_master_override(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path, "https://10.0.0.1:6443", {"token": "abc"})
+    config = await load_config(kubeconfig=path)
+    assert config.host == "https://10.0.0.1:6443"
+    assert (await config.auth_headers())["Authorization"] == "Bearer abc"
+    assert isinstance(config.ssl_context, ssl.SSLContext)
+    assert config.ssl_context.verify_mode == ssl.CERT_NONE  # insecure-skip-tls-verify
+    overridden = await load_config(kubeconfig=path, master="http://127.0.0.1:8080")
+    assert overridden.host == "http://127.0.0.1:8080" and overridden.ssl_context is None
+    assert (await overridden.auth_headers())["Authorization"] == "Bearer abc"
+
+
+async def test_master_alone_has_no_credentials() -> None:
+    config = await load_config(master="http://127.0.0.1:8080/")
+    assert config.host == "http://127.0.0.1:8080"
+    assert "Authorization" not in await config.auth_headers()
+
+
+async def test_exec_plugin_runs_once_then_on_401(tmp_path: Path) -> None:
+    config = await load_config(
+        kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", exec_plugin(tmp_path, None))
+    )
+    assert runs(tmp_path) == 1
+    for _ in range(3):
+        assert (await config.auth_headers())["Authorization"] == "Bearer token-1"
+    assert runs(tmp_path) == 1  # no process per request
+    await config.refresh_after_unauthorized()
+    assert (await config.auth_headers())["Authorization"] == "Bearer token-2"
+    assert runs(tmp_path) == 2
+
+
+async def test_expired_exec_credential_is_refreshed(tmp_path: Path) -> None:
+    plugin = exec_plugin(tmp_path, "2000-01-01T00:00:00Z")
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", plugin))
+    first = (await config.auth_headers())["Authorization"]
+    second = (await config.auth_headers())["Authorization"]
+    assert first != second and runs(tmp_path) >= 3  # expired at once: every use asks the plugin again
+
+
+async def test_valid_exec_credential_is_reused(tmp_path: Path) -> None:
+    plugin = exec_plugin(tmp_path, "2999-01-01T00:00:00Z")
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", plugin))
+    for _ in range(3):
+        assert (await config.auth_headers())["Authorization"] == "Bearer token-1"
+    assert runs(tmp_path) == 1
