@@ -337,6 +337,50 @@ async def test_active_deadline_fails_the_pod(manual: tuple[Api, ManualClock]) ->
     assert main_container(failed)["state"]["terminated"]["exitCode"] == KILLED_EXIT_CODE
 
 
+async def test_other_schedulers_pods_are_left_alone(manual: tuple[Api, ManualClock]) -> None:
+    api, _ = manual
+    manifest = pod_manifest("custom")
+    manifest["spec"]["schedulerName"] = "my-scheduler"
+    created = await api.ok("POST", PODS, manifest)
+    await api.ok("POST", PODS, pod_manifest("marker"))
+    await wait_phase(api, "marker", "Running")  # created after "custom": the kubelet has seen both
+    pod = await api.pod("custom")
+    assert pod is not None and pod["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+async def test_init_containers_complete_before_the_pod_runs(manual: tuple[Api, ManualClock]) -> None:
+    api, _ = manual
+    manifest = pod_manifest("init")
+    manifest["spec"]["initContainers"] = [{"name": "setup", "image": "busybox:1.36"}]
+    manifest["spec"]["containers"].append({"name": "sidecar", "image": "nginx:1"})
+    await api.ok("POST", PODS, manifest)
+    running = await wait_phase(api, "init", "Running")
+    init = running["status"]["initContainerStatuses"][0]
+    assert init["name"] == "setup" and init["state"]["terminated"]["reason"] == "Completed"
+    assert [c["name"] for c in running["status"]["containerStatuses"]] == ["main", "sidecar"]
+
+
+async def test_hundreds_of_pods_finish_together(manual: tuple[Api, ManualClock]) -> None:
+    api, clock = manual
+    count = 200
+    await asyncio.gather(*(api.ok("POST", PODS, pod_manifest(f"many-{i}")) for i in range(count)))
+
+    async def phases() -> dict[str, int]:
+        tally: dict[str, int] = {}
+        for pod in (await api.ok("GET", PODS))["items"]:
+            phase = pod.get("status", {}).get("phase")
+            tally[phase] = tally.get(phase, 0) + 1
+        return tally
+
+    await wait_for(lambda: _all_in(phases, "Running", count), timeout=20, message="all Running")
+    clock.advance(0.5)
+    await wait_for(lambda: _all_in(phases, "Succeeded", count), timeout=20, message="all Succeeded")
+
+
+async def _all_in(phases: Any, phase: str, count: int) -> bool:
+    return bool((await phases()).get(phase) == count)
+
+
 async def test_deleted_pod_terminates_then_is_removed(manual: tuple[Api, ManualClock]) -> None:
     api, clock = manual
     await api.ok("POST", PODS, pod_manifest("gone", restart_policy="Always"))
