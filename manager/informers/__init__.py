@@ -8,7 +8,8 @@ from manager.informers.handlers import (
     ResourceEventHandler,
     final_object,
 )
-from manager.informers.informer import HandlerRegistration, SharedInformer
+from manager.informers.informer import SharedInformer
+from manager.informers.listener import HandlerRegistration
 from manager.informers.reflector import Reflector
 from manager.informers.store import (
     CONTROLLER_OWNER_UID_INDEX,

@@ -8,9 +8,7 @@ cache dict, and one tuple is appended to each handler's deque. No copies, no per
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +18,11 @@ from manager.client.rest import ApiClient
 from manager.informers import metrics
 from manager.informers.gcpolicy import GC_POLICY
 from manager.informers.handlers import DeletedFinalStateUnknown, ResourceEventHandler
+from manager.informers.listener import ADD as _ADD
+from manager.informers.listener import DELETE as _DELETE
+from manager.informers.listener import SYNCED as _SYNCED
+from manager.informers.listener import UPDATE as _UPDATE
+from manager.informers.listener import HandlerRegistration
 from manager.informers.reflector import Reflector
 from manager.informers.store import Indexer, IndexFunc, object_key
 from manager.informers.transform import Transform, project_metadata, strip_managed_fields
@@ -28,96 +31,7 @@ from manager.resources import GroupVersionResource
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-_ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
-_YIELD_EVERY = 256  # a handler with a deep backlog yields to the loop this often
-_MIN_RESYNC = 1.0
 _REPLACE_CHUNK = 1000  # objects applied between two yields to the loop during a list
-
-
-class HandlerRegistration:
-    """One handler of one informer: its buffer, its task, its own `has_synced()`."""
-
-    def __init__(self, informer: SharedInformer, handler: ResourceEventHandler, resync_period: float) -> None:
-        self.informer = informer
-        self.handler = handler
-        self.resync_period = max(_MIN_RESYNC, resync_period) if resync_period > 0 else 0.0
-        self.buffer: deque[tuple[int, Any, Any]] = deque()
-        self._wake = asyncio.Event()
-        self._idle = False
-        self._synced = False
-        self._task: asyncio.Task[None] | None = None
-        self._resync_task: asyncio.Task[None] | None = None
-        self.processed = 0
-
-    def has_synced(self) -> bool:
-        """The informer synced and this handler has been handed every object of the initial list."""
-        return self._synced
-
-    def push(self, kind: int, a: Any, b: Any) -> None:
-        self.buffer.append((kind, a, b))
-        if self._idle:
-            self._idle = False
-            self._wake.set()
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(
-                self._run(), name=f"informer-handler-{id(self)}"
-            )
-            if self.resync_period:
-                self._resync_task = asyncio.get_running_loop().create_task(self._resync_loop())
-
-    async def stop(self) -> None:
-        tasks = [t for t in (self._task, self._resync_task) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        self._task = self._resync_task = None
-
-    async def _resync_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.resync_period)
-            if self.informer.has_synced():
-                for obj in self.informer.indexer.list():
-                    self.push(_UPDATE, obj, obj)
-
-    async def _run(self) -> None:
-        handler = self.handler
-        on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
-        buffer = self.buffer
-        popleft = buffer.popleft
-        informer = self.informer
-        while True:
-            if not buffer:
-                self._wake.clear()
-                self._idle = True
-                await self._wake.wait()
-                continue
-            budget = _YIELD_EVERY
-            while buffer and budget:
-                budget -= 1
-                kind, a, b = popleft()
-                try:
-                    if kind == _UPDATE:
-                        result = on_update(a, b)
-                    elif kind == _ADD:
-                        result = on_add(a, b)
-                    elif kind == _DELETE:
-                        result = on_delete(a)
-                    else:
-                        self._synced = True
-                        continue
-                    if result is not None and inspect.isawaitable(result):
-                        await result
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    informer.handler_errors += 1
-                    metrics.HANDLER_ERRORS.labels(informer.name).inc()
-                    log.exception("informer handler failed", resource=informer.name, handler=repr(handler))
-            self.processed += _YIELD_EVERY - budget
-            if not budget:
-                await asyncio.sleep(0)
 
 
 class SharedInformer:
