@@ -50,6 +50,12 @@ class Backoff:
         self._next_base = min(self.maximum, base * self.factor)
         return base + self._rng() * self.jitter * base if self.jitter > 0 else base
 
+    def copy(self) -> Backoff:
+        """A fresh backoff with the same parameters, clock and random source."""
+        return Backoff(
+            self.initial, self.maximum, self.factor, self.jitter, self.reset_after, clock=self._clock, rng=self._rng
+        )
+
     def reset(self) -> None:
         self._next_base = self.initial
         self._last = None

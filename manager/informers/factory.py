@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from manager.client.rest import ApiClient
+from manager.informers.backoff import Backoff
 from manager.informers.informer import SharedInformer
 from manager.informers.transform import Transform
 from manager.resources import GroupVersionResource
@@ -45,6 +46,10 @@ class InformerFactory:
         )
         informer = self._informers.get(key)
         if informer is None:
+            options = dict(self.options)
+            template = options.get("backoff")
+            if isinstance(template, Backoff):  # each informer backs off on its own
+                options["backoff"] = template.copy()
             informer = SharedInformer(
                 self.client,
                 gvr,
@@ -53,7 +58,7 @@ class InformerFactory:
                 field_selector=key[3],
                 metadata_only=metadata_only,
                 transform=None if metadata_only else self.transform,
-                **self.options,
+                **options,
             )
             self._informers[key] = informer
             if self._started:
