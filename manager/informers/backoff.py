@@ -53,7 +53,13 @@ class Backoff:
     def copy(self) -> Backoff:
         """A fresh backoff with the same parameters, clock and random source."""
         return Backoff(
-            self.initial, self.maximum, self.factor, self.jitter, self.reset_after, clock=self._clock, rng=self._rng
+            self.initial,
+            self.maximum,
+            self.factor,
+            self.jitter,
+            self.reset_after,
+            clock=self._clock,
+            rng=self._rng,
         )
 
     def reset(self) -> None:

@@ -54,3 +54,13 @@ def test_explicit_reset() -> None:
     backoff.next_delay()
     backoff.reset()
     assert backoff.next_delay() == pytest.approx(0.8)
+
+
+def test_copy_starts_fresh_with_the_same_parameters() -> None:
+    clock = FakeClock()
+    backoff = Backoff(initial=0.1, maximum=1.0, jitter=0.0, clock=clock)
+    backoff.next_delay()
+    backoff.next_delay()
+    twin = backoff.copy()
+    assert twin.next_delay() == pytest.approx(0.1)
+    assert backoff.next_delay() == pytest.approx(0.4)
