@@ -226,3 +226,59 @@ async def test_handler_added_while_a_list_is_applied_sees_each_object_once(infor
     names = [name for _, name, _ in rec.events]
     assert sorted(names) == sorted(f"p{i}" for i in range(2500))
     assert all(kind == "add" and initial for kind, _, initial in rec.events)
+
+
+class _Content:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def iter_any(self) -> Any:
+        for chunk in self.chunks:
+            yield chunk
+
+
+class _Response:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.content = _Content(chunks)
+
+    def close(self) -> None:
+        pass
+
+
+def _stream(blob: bytes, size: int) -> Any:
+    from manager.client.watch import WatchStream
+
+    async def opener() -> Any:
+        return _Response([blob[i : i + size] for i in range(0, len(blob), size)])
+
+    return WatchStream(opener)
+
+
+@pytest.mark.parametrize("read_size", [1, 7, 64, 100_000])
+async def test_watch_bytes_framing_bad_lines_and_bookmarks(informer: SharedInformer, read_size: int) -> None:
+    import orjson
+
+    from manager.client import Expired
+
+    lines = [
+        orjson.dumps({"type": "ADDED", "object": pod("a", "5")}),
+        b"",
+        b"{not json",
+        orjson.dumps({"type": "ADDED", "object": {"kind": "Pod"}}),  # no metadata
+        orjson.dumps({"type": "MODIFIED", "object": pod("a", "6")}),
+        orjson.dumps({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "9"}}}),
+        orjson.dumps({"type": "ADDED", "object": pod("b", "10")}),
+    ]
+    await informer.replace([], "1")
+    await informer.reflector._consume(_stream(b"\n".join(lines) + b"\n", read_size))
+    assert sorted(informer.indexer.list_keys()) == ["default/a", "default/b"]
+    assert informer.indexer.get("default", "a")["metadata"]["resourceVersion"] == "6"  # type: ignore[index]
+    assert informer.decode_errors == 2
+    assert informer.last_sync_resource_version == "10"
+
+    expired = {
+        "type": "ERROR",
+        "object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "old"},
+    }
+    with pytest.raises(Expired):
+        await informer.reflector._consume(_stream(orjson.dumps(expired) + b"\n", read_size))
