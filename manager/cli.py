@@ -4,6 +4,9 @@ Flags are ``--flag value`` or ``--flag=value``; booleans are ``--flag`` or ``--f
 boolean never takes the next argument); list flags take commas and may repeat. Every setting also comes from
 the environment (``AIOKCM_<FLAG>``) and the ``--config`` YAML file (or ``AIOKCM_CONFIG``). Bad input exits 2
 with one line naming the culprit.
+
+The manager itself (aiohttp, prometheus_client, the runtime) is imported only once the daemon is about to
+run: ``--help``, ``--version`` and bad input then answer in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -18,16 +21,11 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, get_args, get_origin
 
-import structlog
 from pydantic import ValidationError
 
-from manager.app import Manager, StartupError
 from manager.durations import format_duration
-from manager.logging import configure_logging
 from manager.registry import ControllerInfo, RegistryError, discover
-from manager.sandbox import SandboxApplyError
 from manager.selection import SelectionError, select
-from manager.server import ServerBindError
 from manager.settings import ConfigFileError, Settings, is_duration
 
 USAGE_EXIT_CODE = 2
@@ -221,26 +219,41 @@ def _main(argv: Sequence[str]) -> int:
     if "version" in parsed.actions:
         print(f"aiokcm {package_version()}")
         return 0
-    try:
-        installed = discover()
-    except RegistryError as exc:
-        raise UsageError(str(exc)) from None
     if "list-controllers" in parsed.actions:
-        print(controllers_table(installed))
+        print(controllers_table(_discover()))
         return 0
+    # Settings first: a bad flag or --config is reported without loading every installed controller.
     try:
         settings = Settings.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
-        enabled = select(settings.controllers, installed)
     except ValidationError as exc:
         raise UsageError(describe_validation_error(exc)) from None
-    except (ConfigFileError, SelectionError) as exc:
+    except ConfigFileError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        enabled = select(settings.controllers, _discover())
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from None
+    from manager.logging import configure_logging
+
     configure_logging(settings.log_format, settings.log_level)
     return asyncio.run(serve(settings, enabled))
 
 
+def _discover() -> list[ControllerInfo]:
+    try:
+        return discover()
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
+
+
 async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> int:
     """Run the manager (after starting the sandbox when asked) until it is told to stop."""
+    import structlog
+
+    from manager.app import Manager, StartupError
+    from manager.sandbox import SandboxApplyError
+    from manager.server import ServerBindError
+
     log = structlog.get_logger(__name__)
     sandbox = None
     if settings.sandbox:
