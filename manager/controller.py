@@ -132,8 +132,9 @@ class Controller:
       limiter, max(per item 5 ms·2^n ≤ 1000 s, 10 qps burst 100)).
     - `rbac`: the PolicyRules it needs; `watches`: its informers and event mappings (`for_`, `owns`,
       `watches`); override `declare_watches()` instead when they depend on the instance.
-    - `need_leader_election`: declared for a future manager that runs such controllers on standby
-      replicas too; today the manager starts every controller only once it holds the lease.
+    - `need_leader_election`: False starts the controller right after the informer caches sync, on
+      standby replicas too (for controllers that only read or only touch replica-local state); True (the
+      default) starts it once this replica holds the leader lease.
     """
 
     name: ClassVar[str] = ""

@@ -1,0 +1,213 @@
+"""Whole managers (server, runtime, leader election, real controllers) against kubesim over HTTP.
+
+Short lease timings (2 s / 1.5 s / 0.3 s) keep elections fast; every wait is on a condition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any
+
+import aiohttp
+import pytest
+
+from manager import CONFIGMAPS, LEASES, Controller, Request, Result, for_
+from manager.app import Manager
+from manager.client.rest import create_client
+from manager.leaderelection import LeaderElector
+from manager.registry import ControllerInfo
+from manager.settings import Settings
+from tests.helpers import wait_for
+
+LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
+LABEL = "app=managed"
+
+# (controller name, id of the manager's API client, loop time) of every reconcile, in order.
+RECONCILES: list[tuple[str, int, float]] = []
+
+
+class LeaderOnly(Controller):
+    """Reconciles its keys every 50 ms; only the leader runs it."""
+
+    name = "leader-only-controller"
+    watches = (for_(CONFIGMAPS, label_selector=LABEL),)
+
+    async def reconcile(self, request: Request) -> Result:
+        RECONCILES.append((self.name, id(self.ctx.client), asyncio.get_running_loop().time()))
+        return Result(requeue_after=0.05)
+
+
+class Everywhere(LeaderOnly):
+    """The same, but it runs on standby replicas too."""
+
+    name = "everywhere-controller"
+    need_leader_election = False
+
+
+def info(cls: type[Any]) -> ControllerInfo:
+    return ControllerInfo(cls.name, cls.aliases, cls.enabled_by_default, cls, f"{cls.name} = tests")
+
+
+def settings_for(url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = dict(
+        master=url, port=0, bind_address="127.0.0.1", leader_elect_lease_duration=LEASE,
+        leader_elect_renew_deadline=RENEW, leader_elect_retry_period=RETRY,
+        leader_elect_resource_name="runtime-test", shutdown_grace_period=10.0,
+    )
+    values.update(overrides)
+    return Settings(**values)
+
+
+def elector(manager: Manager) -> LeaderElector:
+    return manager.runtime.elector  # type: ignore[attr-defined, no-any-return]
+
+
+def client_id(manager: Manager) -> int:
+    return id(manager.runtime.client)  # type: ignore[attr-defined]
+
+
+def reconciled_by(manager: Manager, controller: str) -> list[float]:
+    if getattr(manager, "runtime", None) is None:
+        return []
+    return [t for name, who, t in RECONCILES if name == controller and who == client_id(manager)]
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.text()
+
+
+async def get_json(url: str) -> Any:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return await response.json()
+
+
+class Managers:
+    """Starts managers as tasks; whatever is still running at the end is cancelled."""
+
+    def __init__(self) -> None:
+        self.runs: dict[Manager, asyncio.Task[int]] = {}
+
+    def start(self, settings: Settings, *classes: type[Any]) -> Manager:
+        manager = Manager(settings, [info(cls) for cls in classes])
+        self.runs[manager] = asyncio.create_task(manager.run(handle_signals=False))
+        return manager
+
+    async def result(self, manager: Manager, timeout: float = 15.0) -> int:
+        return await asyncio.wait_for(asyncio.shield(self.runs[manager]), timeout)
+
+    async def close(self) -> None:
+        for task in self.runs.values():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+@pytest.fixture
+async def managers(kubesim: Any) -> AsyncIterator[Managers]:
+    RECONCILES.clear()
+    client = await create_client(master=kubesim.url)
+    await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "subject", "namespace": "default", "labels": {"app": "managed"}}})
+    await client.close()
+    group = Managers()
+    yield group
+    await group.close()
+
+
+async def test_need_leader_election_false_runs_on_the_standby_too(kubesim: Any, managers: Managers) -> None:
+    settings = settings_for(kubesim.url)
+    leader = managers.start(settings, LeaderOnly, Everywhere)
+    await wait_for(lambda: reconciled_by(leader, "leader-only-controller"), message="the leader reconciles")
+    standby = managers.start(settings, LeaderOnly, Everywhere)
+    await wait_for(lambda: len(reconciled_by(standby, "everywhere-controller")) >= 5,
+                   message="the standby runs its need_leader_election=False controller")
+    assert elector(leader).leading and not elector(standby).leading
+    assert reconciled_by(standby, "leader-only-controller") == []
+    states = {c["name"]: c["state"] for c in
+              (await get_json(f"{standby.server.url}/debug/controllers"))["controllers"]}
+    assert states == {"leader-only-controller": "pending", "everywhere-controller": "running"}
+    status, body = await get(f"{standby.server.url}/readyz?verbose")
+    assert status == 200 and "[+]informers ok" in body  # a synced standby is ready
+
+
+async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, managers: Managers) -> None:
+    gate = asyncio.Event()
+    started: list[str] = []
+    finished: list[float] = []
+
+    class Slow(Controller):
+        name = "slow-controller"
+        watches = (for_(CONFIGMAPS, label_selector="app=slow"),)
+
+        async def reconcile(self, request: Request) -> None:
+            started.append(request.key)
+            await gate.wait()  # stands for a long write in flight
+            finished.append(time.time())
+
+    client = await create_client(master=kubesim.url)
+    try:
+        for i in range(3):  # one worker: one reconcile in flight, two keys queued behind it
+            await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": f"slow-{i}", "namespace": "default", "labels": {"app": "slow"}}})
+        manager = managers.start(settings_for(kubesim.url), Slow)
+        await wait_for(lambda: started, message="a reconcile in flight")
+        url = manager.server.url
+        assert (await get(f"{url}/readyz"))[0] == 200
+        manager.request_shutdown("test")  # what SIGTERM does
+        status, body = await get(f"{url}/readyz?verbose")
+        assert status == 500 and "[-]shutdown failed" in body  # readiness turns false first
+        assert (await get(f"{url}/livez"))[0] == 200
+        gate.set()
+        assert await managers.result(manager) == 0
+        assert len(started) == len(finished) == 1  # the in-flight one finished, no new one began
+        lease = (await client.get(LEASES, "runtime-test", "kube-system"))["spec"]
+        assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
+        released = lease["renewTime"]
+        assert released >= time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(finished[0]))
+    finally:
+        await client.close()
+
+
+async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, managers: Managers) -> None:
+    manager = managers.start(settings_for(kubesim.url), LeaderOnly)
+    await wait_for(lambda: len(reconciled_by(manager, "leader-only-controller")) >= 3, message="reconciling")
+    loop = asyncio.get_running_loop()
+    kubesim.faults.fail(500, resource="leases")  # renewals fail from now on
+    failing_since = loop.time()
+    assert await managers.result(manager, timeout=RENEW + RETRY + 5) == 1
+    exited = loop.time()
+    assert exited - failing_since <= RENEW + 2 * RETRY + 1.0  # gave up at the renew deadline
+    last = max(reconciled_by(manager, "leader-only-controller"))
+    assert last <= failing_since + RENEW + 2 * RETRY  # no reconcile after the lease was gone
+    assert elector(manager).leading is False
+
+
+async def test_leader_election_health_check_over_http(kubesim: Any, managers: Managers) -> None:
+    manager = managers.start(settings_for(kubesim.url), LeaderOnly)
+    await wait_for(lambda: getattr(manager, "runtime", None) and elector(manager).leading, message="leading")
+    url = manager.server.url
+    assert await get(f"{url}/healthz/leaderElection") == (200, "ok")
+    assert (await get(f"{url}/readyz/leaderElection"))[0] == 404  # a liveness matter, not readiness
+    stalled = elector(manager)
+
+    async def unhealthy() -> bool:
+        # Pretend the renew loop has been wedged for lease duration + 20 s (a renewal in between resets it).
+        stalled._clock = lambda: stalled.observed_time + LEASE + 20.5
+        try:
+            status, body = await get(f"{url}/healthz/leaderElection")
+            livez, _ = await get(f"{url}/livez")
+        finally:
+            stalled._clock = None  # back to the loop's clock
+        return status == 500 and "failed election to renew leadership" in body and livez == 500
+
+    await wait_for(unhealthy, timeout=10, message="leaderElection failing")
+    await wait_for(lambda: _ok(get(f"{url}/healthz/leaderElection")), message="healthy again")
+
+
+async def _ok(response: Awaitable[tuple[int, str]]) -> bool:
+    return (await response)[0] == 200
+
