@@ -9,8 +9,9 @@ import orjson
 from aiohttp import web
 
 from kubesim import apply, defaults, errors, meta, validation
-from kubesim.context import ApiContext, from_view, json_response, to_view
+from kubesim.context import ApiContext, encode, from_view, json_response, to_view
 from kubesim.request import Target, check_kind, decode_object, read_body
+from kubesim.store import Entry
 from kubesim.types import ResourceType
 
 JSON = dict[str, Any]
@@ -47,6 +48,7 @@ class Write:
         agent = request.headers.get("User-Agent", "unknown").split("/", 1)[0]
         self.manager = query.get("fieldManager") or agent
         self.warnings: list[str] = []
+        self._stored: Entry | None = None  # the store's entry of this write: its bytes are the response
 
     @property
     def gvk(self) -> tuple[str, str, str]:
@@ -107,7 +109,11 @@ class Write:
             )
 
     def respond(self, obj: JSON, status: int = 200) -> web.Response:
-        response = json_response(to_view(self.rtype, obj), status)
+        stored = self._stored
+        if stored is not None and stored.obj is obj:
+            response = json_response(encode(self.rtype, stored), status)  # no second JSON encoding
+        else:
+            response = json_response(to_view(self.rtype, obj), status)
         for warning in self.warnings:
             escaped = warning.replace('"', '\\"')
             response.headers.add("Warning", f'299 - "{escaped}"')
@@ -156,7 +162,9 @@ class Write:
                 raise errors.already_exists(rtype.plural, rtype.group, name)
             metadata.setdefault("uid", "00000000-0000-0000-0000-000000000000")
             return stored
-        return self.ctx.store.create(rtype.key, stored)
+        result = self.ctx.store.create(rtype.key, stored)
+        self._remember(name)
+        return result
 
     def update(
         self, new: JSON, old: JSON, subresource: str | None = None, record_fields: bool = True
@@ -194,7 +202,11 @@ class Write:
                 raise errors.optimistic_lock(rtype.plural, rtype.group, name)
             return stored
         result = self.ctx.store.update(rtype.key, stored)
+        self._remember(name)
         return result
+
+    def _remember(self, name: str) -> None:
+        self._stored = self.ctx.store.entry(self.rtype.key, self.target.namespace, name)
 
 
 def copy_json(obj: JSON) -> JSON:

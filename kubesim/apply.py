@@ -30,7 +30,7 @@ from kubesim import schemas
 from kubesim.apply_fieldset import (
     FieldSet,
     Path,
-    added_tree,
+    added_sections,
     compare,
     field_set,
     from_fields_v1,
@@ -302,9 +302,7 @@ def _record_create(
     new: JSON, manager: str, gvk: GVK, node: JSON | None, custom: bool, now: str | None
 ) -> None:
     """Fast path of record_update for a create: everything in the object is new and owned by `manager`."""
-    tree = added_tree(_content(new), node, custom=custom)
-    for key in ("f:apiVersion", "f:kind", "f:status"):
-        tree.pop(key, None)
+    tree = added_sections(new, node, custom=custom, skip=("apiVersion", "kind", "status"))
     metadata = tree.get("f:metadata")
     if metadata is not None:
         for path in _UNTRACKED:

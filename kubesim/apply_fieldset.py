@@ -13,11 +13,14 @@ Missing list-map key fields fall back to their API default (`protocol: TCP` for 
 from __future__ import annotations
 
 import copy
+import functools
+from collections.abc import Container
 from typing import Any
 
 import orjson
 
 from kubesim import schemas
+from kubesim.schema_nodes import Node, ValueMemo, compiled
 
 JSON = dict[str, Any]
 Path = tuple[str, ...]
@@ -92,33 +95,65 @@ def _collect(value: Any, node: JSON | None, prefix: Path, out: FieldSet, update:
     out.add(prefix)
 
 
-def added_tree(value: Any, node: JSON | None, *, custom: bool = False, root: bool = True) -> JSON:
+def added_tree(value: Any, node: JSON | None, *, custom: bool = False) -> JSON:
     """FieldsV1 of a value that is entirely new (what an update-style `field_set` would encode), built in
     one pass: the create fast path."""
+    return _added(value, compiled(node), custom, True)
+
+
+_SECTIONS = ValueMemo()
+
+
+def added_sections(obj: JSON, node: JSON | None, *, custom: bool, skip: Container[str]) -> JSON:
+    """`added_tree` of an object's top level without the `skip` keys. Sections other than metadata are
+    memoised by value (the pods of one template share their spec's tree), so callers must not mutate them."""
+    root = compiled(node)
+    tree: JSON = {}
+    for key in sorted(obj):
+        value = obj[key]
+        if key in skip:
+            continue
+        if isinstance(value, dict | list):
+            child = None if root is None else root.child(key)
+            if key == "metadata" or child is None:
+                tree["f:" + key] = _added(value, child, custom, False)
+            else:
+                compute = functools.partial(_added, value, child, custom, False)
+                tree["f:" + key] = _SECTIONS.get(child, (key, custom), value, compute)
+        elif value is not None:
+            tree["f:" + key] = {}
+    return tree
+
+
+def _added(value: Any, node: Node | None, custom: bool, root: bool) -> JSON:
     if isinstance(value, dict):
-        if not value or is_atomic_map(node):
+        if not value or (node is not None and node.atomic_map):
             return {}
-        tree: JSON = {".": {}} if not root and _is_granular_map(node, custom) else {}
+        granular = not root and (node is None or custom or node.string_map)
+        tree: JSON = {".": {}} if granular else {}
         for key in sorted(value):
             child = value[key]
             if isinstance(child, dict | list):
-                tree["f:" + key] = added_tree(child, schemas.child(node, key), custom=custom, root=False)
+                tree["f:" + key] = _added(child, None if node is None else node.child(key), custom, False)
             elif child is not None:
                 tree["f:" + key] = {}
         return tree
-    if isinstance(value, list) and value:
-        info = schemas.field_info(node)
-        if info.list_type not in ("map", "set"):
+    if isinstance(value, list) and value and node is not None:
+        list_type = node.list_type
+        if list_type != "map" and list_type != "set":
             return {}
-        element = schemas.items(node)
+        info = schemas.field_info(node.schema)
+        element = node.items()
         items: JSON = {}
         for i, item in enumerate(value):
             sub: JSON = {}
-            if info.list_type == "map" and isinstance(item, dict):
-                sub = added_tree(item, element, custom=custom, root=True)
+            if list_type == "map" and isinstance(item, dict):
+                sub = _added(item, element, custom, True)
                 if sub:
                     sub = {".": {}, **sub}
             items[item_element(item, info, i)] = sub
+        if len(items) == 1:
+            return items
         return {k: items[k] for k in sorted(items, key=lambda e: (_ELEMENT_ORDER.get(e[:1], 5), e))}
     return {}
 

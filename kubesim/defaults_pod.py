@@ -7,6 +7,10 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import orjson
+
+from kubesim.schema_nodes import ValueMemo
+
 JSON = dict[str, Any]
 
 SYSTEM_PRIORITIES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
@@ -156,8 +160,29 @@ def qos_class(spec: JSON) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+_SPECS = ValueMemo()
+_POD_SPEC = object()  # memo owner: pod specs defaulted as pods
+
+
 def pod_defaults(obj: JSON) -> None:
+    """Defaults of a whole pod; the spec's are a function of the spec alone, remembered per spec (the
+    pods of one template are defaulted once)."""
     spec = ensure_dict(obj, "spec")
+    key, known = _SPECS.lookup(_POD_SPEC, None, spec)
+    if known is not None:
+        spec = obj["spec"] = orjson.loads(known[0])
+        qos = known[1]
+    else:
+        _pod_spec_defaults(spec)
+        qos = qos_class(spec)
+        if key is not None:
+            _SPECS.store(key, _POD_SPEC, (orjson.dumps(spec), qos))
+    status = ensure_dict(obj, "status")
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", qos)
+
+
+def _pod_spec_defaults(spec: JSON) -> None:
     for key in ("initContainers", "containers"):
         for container in spec.get(key) or []:
             resources = container.get("resources") if isinstance(container, dict) else None
@@ -193,6 +218,3 @@ def pod_defaults(obj: JSON) -> None:
                 {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
             )
     spec["tolerations"] = tolerations
-    status = ensure_dict(obj, "status")
-    status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", qos_class(spec))

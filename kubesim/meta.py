@@ -27,28 +27,11 @@ _MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 
 def reset_status_on_create(rtype: ResourceType, obj: JSON) -> None:
     if rtype.plural == "pods" and not rtype.group:
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+        obj["status"] = {"phase": "Pending"}  # qosClass: pod defaulting derives it from the defaulted spec
     elif rtype.plural == "namespaces" and not rtype.group:
         obj["status"] = {"phase": "Active"}
     elif rtype.status and rtype.plural != "nodes":
         obj.pop("status", None)
-
-
-def qos_class(spec: JSON) -> str:
-    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
-    requests_seen = limits_seen = False
-    guaranteed = bool(containers)
-    for container in containers:
-        resources = container.get("resources") or {}
-        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-        requests_seen |= any(k in requests for k in ("cpu", "memory"))
-        limits_seen |= any(k in limits for k in ("cpu", "memory"))
-        for res in ("cpu", "memory"):
-            if res not in limits or requests.get(res, limits[res]) != limits[res]:
-                guaranteed = False
-    if not requests_seen and not limits_seen:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:

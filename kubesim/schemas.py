@@ -35,6 +35,8 @@ _resolved: dict[int, tuple[JSON, JSON]] = {}
 _child_cache: dict[tuple[int, str], tuple[JSON, JSON | None]] = {}
 _info_cache: dict[int, tuple[JSON, FieldInfo]] = {}
 _preserve_cache: dict[int, tuple[JSON, bool]] = {}
+# other modules' memo tables over nodes, cleared with these when a CRD schema changes
+memo_tables: list[dict[Any, Any]] = []
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def unregister_crd_schema(gvk: GVK) -> None:
 
 def _forget_custom_nodes() -> None:
     """Drop the memo tables, which would otherwise keep replaced CRD schemas alive."""
-    for table in (_resolved, _child_cache, _info_cache, _preserve_cache):
+    tables: list[dict[Any, Any]] = [_resolved, _child_cache, _info_cache, _preserve_cache, *memo_tables]
+    for table in tables:
         table.clear()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim import schemas, validation_types
+from kubesim.schema_nodes import Node, ValueMemo, compiled
 from kubesim.validation_common import JSON, Causes
 from kubesim.validation_job import validate_job
 from kubesim.validation_job_status import validate_job_status
@@ -35,8 +36,12 @@ def _name_rule(resource: str) -> str:
     return _NAME_RULES.get(resource, "subdomain")
 
 
+_POD_SPEC = object()  # memo owner: pod specs validated as pods
+
+
 def _pod(obj: JSON, old: JSON | None) -> Causes:
-    causes = validate_pod_spec(obj.get("spec"), "spec")
+    spec = obj.get("spec")
+    causes = list(_SPECS.get(_POD_SPEC, None, spec, lambda: tuple(validate_pod_spec(spec, "spec"))))
     if old is not None:
         causes += validate_pod_update(obj, old)
     return causes
@@ -93,50 +98,67 @@ def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
     return causes
 
 
+_SECTIONS = ValueMemo()
+_SPECS = ValueMemo()
+
+
 def unknown_fields(gvk: GVK, obj: JSON) -> list[str]:
     """Paths such as `.spec.foo` of fields the schema does not know (fieldValidation=Strict)."""
-    root = schemas.root(gvk)
+    root = compiled(schemas.root(gvk))
     found: list[str] = []
     if root is not None:
         _walk(obj, root, "", found, schemas.is_custom(gvk))
     return found
 
 
-def _walk(value: Any, node: JSON, path: str, found: list[str], structural: bool = False) -> None:
+def _walk(value: Any, node: Node, path: str, found: list[str], structural: bool = False) -> None:
     """Report unknown keys under `value`; only containers are descended into (scalars cannot hide any).
     `structural`: a CRD schema, where an object without properties keeps no field (the apiserver prunes
     them); built-in objects without properties (RawExtension, FieldsV1) are free-form."""
-    if schemas.preserves_unknown(node) and not (structural and "object" in schemas.types(node)):
-        return
-    if node.get("x-kubernetes-preserve-unknown-fields"):
+    if node.x_preserve or (node.free_form and not (structural and node.object_typed)):
         return
     if isinstance(value, dict):
-        properties = node.get("properties")
-        additional = node.get("additionalProperties")
-        embedded = node.get("x-kubernetes-embedded-resource")
+        properties = node.properties
+        additional = node.additional
         closed = structural and properties is None and additional is None
         for key, child_value in value.items():
-            child_structural = structural and not (path == "" and key == "metadata")
             if properties is not None and key in properties:
                 if isinstance(child_value, dict | list):
-                    child = schemas.child(node, key)
+                    child = node.child(key)
                     if child is not None:
-                        _walk(child_value, child, f"{path}.{key}", found, child_structural)
+                        _descend(child_value, child, path, key, found, structural)
             elif isinstance(additional, dict):
                 if isinstance(child_value, dict | list):
-                    element = schemas.child(node, key)
+                    element = node.child(key)
                     if element is not None:
-                        _walk(child_value, element, f"{path}.{key}", found, child_structural)
-            elif additional is True or (embedded and key in ("apiVersion", "kind", "metadata")):
+                        _descend(child_value, element, path, key, found, structural)
+            elif additional is True or (node.embedded and key in ("apiVersion", "kind", "metadata")):
                 continue
             elif properties is not None or additional is False or closed:
                 found.append(f"{path}.{key}")
     elif isinstance(value, list):
-        element = schemas.items(node)
+        element = node.items()
         if element is not None:
             for i, item in enumerate(value):
                 if isinstance(item, dict | list):
                     _walk(item, element, f"{path}[{i}]", found, structural)
+
+
+def _descend(value: Any, node: Node, path: str, key: str, found: list[str], structural: bool) -> None:
+    """Walk into `key`; a top-level section other than metadata (a pod template's spec, sent again and
+    again) is looked up in the memo first."""
+    if path:
+        _walk(value, node, f"{path}.{key}", found, structural)
+    elif key == "metadata":
+        _walk(value, node, ".metadata", found, False)
+    else:
+
+        def walk_section() -> tuple[str, ...]:
+            section: list[str] = []
+            _walk(value, node, "." + key, section, structural)
+            return tuple(section)
+
+        found.extend(_SECTIONS.get(node, (key, structural), value, walk_section))
 
 
 def invalid_message(kind: str, name: str, causes: list[JSON]) -> str:
