@@ -243,8 +243,10 @@ class Manager:
                 raise StartupError(
                     f"controller {info.name} failed to initialise: {type(exc).__name__}: {exc}"
                 ) from exc
+            details = getattr(instance, "debug_state", None)
             supervised = SupervisedController(
-                info.name, instance.run, self.stopping, **self._supervisor_timing
+                info.name, instance.run, self.stopping, **self._supervisor_timing,
+                details=details if callable(details) else None,
             )
             if callable(getattr(instance, "drain", None)):
                 drains[info.name] = instance.drain

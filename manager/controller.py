@@ -39,6 +39,7 @@ from manager.handlers import (
     owns,
     watches,
 )
+from manager.runner import ReconcileStats, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class Controller:
         self._watched: list[Watch] = []
         self._registrations: list[HandlerRegistration] = []
         self._recorder: EventRecorder | None = None
+        self.stats = ReconcileStats()
         if ctx.on_created is not None:
             ctx.on_created(self)
 
@@ -283,6 +285,10 @@ class Controller:
     async def drain(self) -> None:
         """Graceful stop: refuse new keys, let in-flight reconciles finish, make the workers return."""
         await self.queue.shut_down_with_drain()
+
+    def debug_state(self) -> dict[str, Any]:
+        """Queue, workers and the last reconcile error, merged into /debug/controllers."""
+        return debug_state(self)
 
     def watched(self) -> list[Watch]:
         return list(self._watched)

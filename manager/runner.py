@@ -8,9 +8,11 @@ and settles the key from the outcome (controller-runtime's reconcileHandler). No
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 import uuid
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
@@ -57,6 +59,38 @@ PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 SYNC_POLL_INTERVAL = 0.05
+DEBUG_MAX_KEYS = 20
+
+
+@dataclass
+class ReconcileStats:
+    """What /debug/controllers shows about one controller's reconciles (the metrics have the rest)."""
+
+    workers_started: bool = False
+    reconciles: int = 0
+    errors: int = 0
+    last_error: str | None = None
+    last_error_key: str | None = None
+    last_error_time: str | None = None
+
+
+def debug_state(ctl: Controller) -> dict[str, Any]:
+    """A JSON-able view of the controller for /debug/controllers."""
+    stats = ctl.stats
+    queue = ctl.queue
+    return {
+        "workers": ctl.workers(),
+        "workers_started": stats.workers_started,
+        "informers_synced": all(r.has_synced() for r in ctl.registrations()),
+        "queue_depth": len(queue),
+        "queue_waiting": queue.waiting,
+        "in_flight": sorted(str(request) for request in queue.processing)[:DEBUG_MAX_KEYS],
+        "reconciles": stats.reconciles,
+        "reconcile_errors": stats.errors,
+        "last_reconcile_error": stats.last_error,
+        "last_reconcile_error_key": stats.last_error_key,
+        "last_reconcile_error_time": stats.last_error_time,
+    }
 
 
 def init_metrics(controller: str) -> None:
@@ -90,11 +124,13 @@ async def run_workers(ctl: Controller) -> None:
     MAX_CONCURRENT.labels(ctl.name).set(count)
     log.info("starting workers", workers=count)
     stopping = ctl.ctx.stopping
+    ctl.stats.workers_started = True
     try:
         async with asyncio.TaskGroup() as group:
             workers = [group.create_task(worker(ctl), name=f"{ctl.name}-worker-{i}") for i in range(count)]
             group.create_task(_stop_when_stopping(ctl, stopping, workers))
     finally:
+        ctl.stats.workers_started = False
         log.info("workers stopped")
 
 
@@ -142,6 +178,7 @@ async def process(ctl: Controller, request: Request) -> None:
         controller=name, key=request.key, reconcile_id=uuid.uuid4().hex
     ):
         start = time.perf_counter()
+        ctl.stats.reconciles += 1
         try:
             result = await ctl.reconcile(request)
         except asyncio.CancelledError as cancelled:
@@ -176,6 +213,11 @@ def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
     name = ctl.name
     RECONCILE_ERRORS.labels(name).inc()
     RECONCILE_TOTAL.labels(name, "error").inc()
+    stats = ctl.stats
+    stats.errors += 1
+    stats.last_error = f"{type(exc).__name__}: {exc}"
+    stats.last_error_key = request.key
+    stats.last_error_time = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     if isinstance(exc, TerminalError):
         TERMINAL_ERRORS.labels(name).inc()
         ctl.queue.forget(request)

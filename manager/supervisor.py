@@ -52,8 +52,10 @@ class SupervisedController:
         reset_after: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        details: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.name = name
+        self._details = details  # the controller's own view (queue, workers, last reconcile error)
         self._target = target
         self._stopping = stopping
         self._initial_backoff = initial_backoff
@@ -78,7 +80,7 @@ class SupervisedController:
         return None
 
     def snapshot(self) -> dict[str, Any]:
-        return {
+        snapshot: dict[str, Any] = {
             "name": self.name,
             "state": str(self.state),
             "restarts": self.restarts,
@@ -86,6 +88,12 @@ class SupervisedController:
             "last_error_time": self.last_error_time,
             "backoff_seconds": self.backoff_seconds,
         }
+        if self._details is not None:
+            try:
+                snapshot.update(self._details())
+            except Exception as exc:  # a debug page must never fail because one controller's view did
+                snapshot["details_error"] = f"{type(exc).__name__}: {exc}"
+        return snapshot
 
     async def run(self) -> None:
         delay = self._initial_backoff

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
-from manager import CONFIGMAPS, LEASES, Controller, Request, Result, for_
+from manager import (
+    CONFIGMAPS,
+    LEASES,
+    Controller,
+    ItemExponentialFailureRateLimiter,
+    Request,
+    Result,
+    for_,
+)
 from manager.app import Manager
 from manager.client.rest import create_client
 from manager.leaderelection import LeaderElector
@@ -24,6 +34,7 @@ from tests.helpers import wait_for
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 LABEL = "app=managed"
+GAUGES = ("workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds")
 
 # (controller name, id of the manager's API client, loop time) of every reconcile, in order.
 RECONCILES: list[tuple[str, int, float]] = []
@@ -211,3 +222,89 @@ async def test_leader_election_health_check_over_http(kubesim: Any, managers: Ma
 async def _ok(response: Awaitable[tuple[int, str]]) -> bool:
     return (await response)[0] == 200
 
+
+
+async def test_unreachable_api_server_fails_readiness_then_recovers(kubesim_factory: Any) -> None:
+    RECONCILES.clear()
+    with socket.socket() as probe:  # a port nobody listens on (yet)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    group = Managers()
+    manager = group.start(settings_for(f"http://127.0.0.1:{port}"), LeaderOnly)
+    try:
+        await wait_for(lambda: manager.server.port, message="the server listens")
+        url = manager.server.url
+
+        async def unready() -> str | None:
+            status, body = await get(f"{url}/readyz?verbose")
+            return body if status == 500 and "[-]informers failed" in body else None
+
+        await wait_for(unready, message="readiness fails while the API server is unreachable")
+        assert (await get(f"{url}/livez"))[0] == 200  # backing off, not a crash loop
+        assert not group.runs[manager].done()
+        sim = await kubesim_factory(port=port)
+        client = await create_client(master=sim.url)
+        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "late", "namespace": "default", "labels": {"app": "managed"}}})
+        await client.close()
+        await wait_for(lambda: reconciled_by(manager, "leader-only-controller"), timeout=20,
+                       message="caches synced, lease taken, controllers running")
+        assert await get(f"{url}/readyz") == (200, "ok")
+    finally:
+        await group.close()
+
+
+async def test_debug_page_and_workqueue_gauges_for_a_real_controller(
+    kubesim: Any, managers: Managers
+) -> None:
+    gate = asyncio.Event()
+
+    class Gated(Controller):
+        name = "gated-controller"
+        concurrency = 2
+        rate_limiter = staticmethod(lambda: ItemExponentialFailureRateLimiter(1.0, 1.0))
+        watches = (for_(CONFIGMAPS, label_selector="app=gated"),)
+
+        async def reconcile(self, request: Request) -> None:
+            if request.name == "broken":
+                raise RuntimeError("no luck")
+            await gate.wait()
+
+    client = await create_client(master=kubesim.url)
+    for name in ("stuck", "broken"):
+        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": name, "namespace": "default", "labels": {"app": "gated"}}})
+    await client.close()
+    manager = managers.start(settings_for(kubesim.url), Gated)
+    await wait_for(lambda: manager.server.port, message="the server listens")
+    try:
+        async def debug() -> dict[str, Any] | None:
+            [state] = (await get_json(f"{manager.server.url}/debug/controllers"))["controllers"]
+            return state if state["last_reconcile_error"] and state["in_flight"] else None
+
+        state = await wait_for(debug, message="one key stuck in flight, one failed")
+        assert state["name"] == "gated-controller" and state["state"] == "running"
+        assert state["workers"] == 2 and state["workers_started"] and state["informers_synced"]
+        assert state["in_flight"] == ["default/stuck"]
+        assert state["last_reconcile_error"] == "RuntimeError: no luck"
+        assert state["last_reconcile_error_key"] == "default/broken" and state["reconcile_errors"] >= 1
+
+        async def gauges() -> tuple[float, float]:
+            _, text = await get(f"{manager.server.url}/metrics")
+            found = {}
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if sample.labels.get("name") == "gated" and sample.name in GAUGES:
+                        found[sample.name] = sample.value
+            return (found["workqueue_longest_running_processor_seconds"],
+                    found["workqueue_unfinished_work_seconds"])
+
+        longest, unfinished = await gauges()
+        assert 0 < longest <= unfinished
+        await wait_for(lambda: _grew(gauges(), longest), message="the stuck processor's age grows")
+    finally:
+        gate.set()
+
+
+async def _grew(sample: Awaitable[tuple[float, float]], before: float) -> bool:
+    return (await sample)[0] > before + 0.05
