@@ -22,7 +22,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from manager import CONFIGMAPS, EVENTS, LEASES
 from manager.cli import main
+from manager.client.rest import create_client
 from manager.registry import GROUP
 from manager.sandbox import SandboxApplyError, apply_manifests
 from manager.settings import Settings
@@ -35,6 +37,7 @@ ENTRY_POINTS = """\
 steady-controller = shell_controllers:SteadyController
 crashing-controller = shell_controllers:CrashingController
 optional-controller = shell_controllers:OptionalController
+sleepy-controller = runtime_controllers:SleepyController
 """
 BASE_FLAGS = ["--leader-elect=false", "--bind-address", "127.0.0.1", "--port=0", "--log-format=json"]
 
@@ -356,6 +359,44 @@ async def test_second_signal_exits_at_once(start: Any) -> None:
     daemon.process.send_signal(signal.SIGINT)
     assert await daemon.wait(timeout=10) == 1
     assert daemon.find("second signal: exiting now")
+
+
+async def test_sigterm_with_the_runtime_drains_reconciles_and_releases_the_lease(
+    start: Any, kubesim: Any
+) -> None:
+    """The full runtime (informers, lease, a real Controller, events) stops in the documented order."""
+    client = await create_client(master=kubesim.url)
+    try:
+        for i in range(3):  # one worker: one reconcile in flight, two keys queued behind it
+            await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": f"nap-{i}", "namespace": "default", "labels": {"app": "sleepy"}}})
+        daemon = await start(
+            "--controllers=sleepy", f"--master={kubesim.url}", "--leader-elect=true",
+            "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms",
+            "--leader-elect-retry-period=300ms", "--leader-elect-resource-name=sigterm-test",
+            "--shutdown-grace-period=20s", extra_env={"SLEEPY_WORK_SECONDS": "1.5"},
+        )
+        url = await daemon.url()
+        await wait_for(lambda: daemon.find("reconcile started"), timeout=15, message="a reconcile in flight")
+        assert (await get(f"{url}/readyz"))[0] == 200
+        daemon.process.send_signal(signal.SIGTERM)
+        await wait_for(lambda: _status(f"{url}/readyz", 500), timeout=5, message="unready while draining")
+        assert await daemon.wait() == 0
+        events = [e["event"] for e in daemon.events()]
+        assert events.count("reconcile started") == events.count("reconcile finished") == 1
+        assert events.index("shutdown requested") < events.index("reconcile finished")
+        assert events.index("reconcile finished") < events.index("released the lease")
+        assert events[-1] == "manager stopped"
+        lease = await client.get(LEASES, "sigterm-test", "kube-system")
+        assert lease["spec"]["holderIdentity"] == ""
+        recorded = await client.list(EVENTS, "default")
+        assert [e["reason"] for e in recorded["items"] if e["reason"] == "Slept"] == ["Slept"]  # flushed
+    finally:
+        await client.close()
+
+
+async def _status(url: str, expected: int) -> bool:
+    return (await get(url))[0] == expected
 
 
 # ---- --sandbox: an embedded kubesim, manifests applied over HTTP ------------------------------------------
