@@ -42,26 +42,48 @@ sleepy-controller = runtime_controllers:SleepyController
 BASE_FLAGS = ["--leader-elect=false", "--bind-address", "127.0.0.1", "--port=0", "--log-format=json"]
 
 
-def make_dist(root: Path, name: str, entry_points: str) -> Path:
-    dist_info = root / f"{name}-0.0.0.dist-info"
+def make_dist(root: Path, name: str, entry_points: str | None, version: str = "0.0.0") -> Path:
+    dist_info = root / f"{name}-{version}.dist-info"
     dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.0\n")
-    (dist_info / "entry_points.txt").write_text(entry_points)
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    if entry_points is not None:
+        (dist_info / "entry_points.txt").write_text(entry_points)
     return root
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    site = make_dist(tmp_path_factory.mktemp("site"), "shell-test-controllers", ENTRY_POINTS)
+def _environment(*paths: Path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("AIOKCM_")}
-    clean["PYTHONPATH"] = os.pathsep.join([str(site), str(FIXTURES)])
+    clean["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(FIXTURES)])
     return clean
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_dist(tmp_path_factory.mktemp("plugins"), "shell-test-controllers", ENTRY_POINTS)
+
+
+@pytest.fixture(scope="module")
+def installed_env(plugins: Path) -> dict[str, str]:
+    """The test plug-ins next to everything installed, built-in controllers included."""
+    return _environment(plugins)
+
+
+@pytest.fixture(scope="module")
+def env(plugins: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The test plug-ins only: an `aiokcm` distribution without entry points, first on the path, hides the
+    built-in controllers. Loading them costs about a second of CPU per process, and these processes never
+    use them (test_list_controllers and test_installed_controllers_satisfy_the_contract cover them)."""
+    from importlib.metadata import version
+
+    shadow = make_dist(tmp_path_factory.mktemp("shadow"), "aiokcm", None, version("aiokcm"))
+    return _environment(shadow, plugins)
 
 
 @dataclass(frozen=True)
 class Invocation:
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
+    installed: bool = False  # run with the real installed distributions (built-in controllers visible)
 
 
 @dataclass(frozen=True)
@@ -72,8 +94,10 @@ class Outcome:
 
 
 @pytest.fixture(scope="module")
-def one_shot(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
-    """Every short-lived invocation below, run concurrently once (each process start costs about 1 s)."""
+def one_shot(
+    env: dict[str, str], installed_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Outcome]]:
+    """Every short-lived invocation below, run concurrently once (a process start costs 0.3-1.2 s of CPU)."""
     work = tmp_path_factory.mktemp("one-shot")
     ghost = f"[{GROUP}]\nghost = shell_controllers:NoSuchClass\n"
     broken = make_dist(work / "broken", "broken-plugin", ghost)
@@ -84,8 +108,8 @@ def one_shot(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> I
         invocations = {
             **{name: Invocation(args) for name, (args, _) in BAD_INPUT.items()},
             "help": Invocation(("--help",)),
-            "version": Invocation(("--version",)),
-            "list": Invocation(("--list-controllers",)),
+            "version": Invocation(("--version",), installed=True),
+            "list": Invocation(("--list-controllers",), installed=True),
             "port-in-use": Invocation(
                 ("--leader-elect=false", "--bind-address=127.0.0.1", f"--port={port}", "--controllers=steady")
             ),
@@ -95,7 +119,8 @@ def one_shot(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> I
         }
         processes = {
             name: subprocess.Popen(
-                [str(AIOKCM), *inv.args], env={**env, **dict(inv.env)}, cwd=work,
+                [str(AIOKCM), *inv.args], env={**(installed_env if inv.installed else env), **dict(inv.env)},
+                cwd=work,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )
             for name, inv in invocations.items()
@@ -199,6 +224,7 @@ def test_list_controllers_shows_entry_point_controllers(one_shot: dict[str, Outc
     assert rows["steady-controller"] == ["steady", "on"]
     assert rows["crashing-controller"] == ["crashing", "on"]
     assert rows["optional-controller"] == ["-", "off"]
+    assert rows["job-controller"] == ["job", "on"]  # the built-ins register exactly like a plug-in
 
 
 # ---- bad input: exit 2, one line naming the culprit, never a traceback ----------------------------------
