@@ -85,7 +85,9 @@ async def test_one_leads_and_a_hard_stop_fails_over_after_expiry(pool: Pool) -> 
     a, b = pool.elector("a"), pool.elector("b")
     leader = await wait_for(lambda: a if a.leading else b if b.leading else None, message="a leader")
     standby = b if leader is a else a
-    await asyncio.sleep(LEASE + RETRY)  # standby keeps polling through a whole lease duration
+    # An observation window, not synchronisation: the standby polls through a whole lease duration and
+    # must not take over from a leader that keeps renewing (the pool fixture checks "never two leaders").
+    await asyncio.sleep(LEASE + RETRY)
     assert leader.leading and not standby.leading
     spec = (await pool.lease())["spec"]
     assert spec["holderIdentity"] == leader.identity
