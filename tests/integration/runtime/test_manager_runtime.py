@@ -308,3 +308,46 @@ async def test_debug_page_and_workqueue_gauges_for_a_real_controller(
 
 async def _grew(sample: Awaitable[tuple[float, float]], before: float) -> bool:
     return (await sample)[0] > before + 0.05
+
+
+async def test_grace_period_cancels_a_reconcile_that_overruns_it(kubesim: Any, managers: Managers) -> None:
+    started: list[str] = []
+    cancelled: list[str] = []
+
+    class Endless(Controller):
+        name = "endless-controller"
+        watches = (for_(CONFIGMAPS, label_selector=LABEL),)
+
+        async def reconcile(self, request: Request) -> None:
+            started.append(request.key)
+            try:
+                await asyncio.Event().wait()  # never finishes on its own
+            except asyncio.CancelledError:
+                cancelled.append(request.key)
+                raise
+
+    manager = managers.start(settings_for(kubesim.url, shutdown_grace_period=0.2), Endless)
+    await wait_for(lambda: started, message="a reconcile in flight")
+    loop = asyncio.get_running_loop()
+    asked = loop.time()
+    manager.request_shutdown("test")
+    assert await managers.result(manager) == 0
+    assert cancelled == started == ["default/subject"]
+    assert loop.time() - asked < 0.2 + 2.5  # the grace period, then the lease release and the flush
+    client = await create_client(master=kubesim.url)
+    try:
+        assert (await client.get(LEASES, "runtime-test", "kube-system"))["spec"]["holderIdentity"] == ""
+    finally:
+        await client.close()
+
+
+async def test_shutdown_while_the_api_server_is_unreachable(managers: Managers) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    manager = managers.start(settings_for(f"http://127.0.0.1:{port}"), LeaderOnly)
+    await wait_for(lambda: manager.server.port, message="the server listens")
+    await wait_for(lambda: _ok(get(f"{manager.server.url}/livez")), message="alive")
+    assert (await get(f"{manager.server.url}/readyz"))[0] == 500
+    manager.request_shutdown("test")  # caches never synced: nothing to drain, no lease to release
+    assert await managers.result(manager, timeout=5) == 0
