@@ -168,6 +168,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         await wait_for(lambda: started, message="a reconcile in flight")
         url = manager.server.url
         assert (await get(f"{url}/readyz"))[0] == 200
+        session = manager.runtime.client.session  # type: ignore[attr-defined]
         manager.request_shutdown("test")  # what SIGTERM does
         status, body = await get(f"{url}/readyz?verbose")
         assert status == 500 and "[-]shutdown failed" in body  # readiness turns false first
@@ -175,8 +176,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         gate.set()
         assert await managers.result(manager) == 0
         assert len(started) == len(finished) == 1  # the in-flight one finished, no new one began
-        session = manager.runtime.client._session  # type: ignore[attr-defined]
-        assert session is not None and session.closed  # the API client's connections are closed
+        assert session.closed  # the API client's connections are closed
         lease = (await client.get(LEASES, "runtime-test", "kube-system"))["spec"]
         assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
         released = lease["renewTime"]
