@@ -353,3 +353,30 @@ async def test_shutdown_while_the_api_server_is_unreachable(managers: Managers) 
     assert (await get(f"{manager.server.url}/readyz"))[0] == 500
     manager.request_shutdown("test")  # caches never synced: nothing to drain, no lease to release
     assert await managers.result(manager, timeout=5) == 0
+
+
+async def test_readiness_fails_while_an_informer_cannot_list_or_watch(
+    kubesim: Any, managers: Managers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    import manager.informers
+
+    # A short failure grace (default 30 s) so the test needs no long wait.
+    monkeypatch.setattr(manager.informers, "InformerFactory",
+                        functools.partial(manager.informers.InformerFactory, failure_grace=0.3))
+    running = managers.start(settings_for(kubesim.url), LeaderOnly)
+    await wait_for(lambda: reconciled_by(running, "leader-only-controller"), message="running")
+    url = running.server.url
+    assert await get(f"{url}/readyz") == (200, "ok")
+    kubesim.faults.fail(500, verb=["list", "watch"], resource="configmaps")
+    kubesim.faults.close_watches()
+
+    async def unready() -> bool:
+        status, body = await get(f"{url}/readyz?verbose")
+        return status == 500 and "[-]informers failed" in body
+
+    await wait_for(unready, timeout=10, message="readiness fails while the informer cannot list or watch")
+    assert (await get(f"{url}/livez"))[0] == 200
+    kubesim.faults.clear()
+    await wait_for(lambda: _ok(get(f"{url}/readyz")), timeout=15, message="ready again once it lists")
