@@ -221,3 +221,20 @@ async def test_restart_metric_counts_crashes(crashes: int) -> None:
     assert value() - before == crashes
     stopping.set()
     await asyncio.wait_for(task, 5)
+
+
+def test_snapshot_merges_the_controllers_own_view_and_survives_its_errors() -> None:
+    async def idle() -> None:
+        return None
+
+    stopping = asyncio.Event()
+    view = {"queue_depth": 3, "last_reconcile_error": "RuntimeError: x"}
+    detailed = SupervisedController("detailed", idle, stopping, details=lambda: view)
+    assert detailed.snapshot() == detailed.snapshot() | view
+    assert detailed.snapshot()["state"] == "pending"
+
+    def broken() -> dict[str, Any]:
+        raise KeyError("gone")
+
+    snapshot = SupervisedController("broken-view", idle, stopping, details=broken).snapshot()
+    assert snapshot["name"] == "broken-view" and snapshot["details_error"] == "KeyError: 'gone'"
