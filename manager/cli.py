@@ -229,6 +229,7 @@ def _main(argv: Sequence[str]) -> int:
         raise UsageError(describe_validation_error(exc)) from None
     except ConfigFileError as exc:
         raise UsageError(str(exc)) from None
+    _check_kubeconfig(settings)
     try:
         enabled = select(settings.controllers, _discover())
     except SelectionError as exc:
@@ -237,6 +238,18 @@ def _main(argv: Sequence[str]) -> int:
 
     configure_logging(settings.log_format, settings.log_level)
     return asyncio.run(serve(settings, enabled))
+
+
+def _check_kubeconfig(settings: Settings) -> None:
+    """An unreadable --kubeconfig is bad input (kubernetes-asyncio would call it a malformed file)."""
+    path = settings.kubeconfig
+    if not path or settings.sandbox:  # --sandbox writes its own kubeconfig
+        return
+    try:
+        with open(os.path.expanduser(path), "rb"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot read --kubeconfig {path}: {(exc.strerror or str(exc)).lower()}") from None
 
 
 def _discover() -> list[ControllerInfo]:

@@ -245,6 +245,7 @@ IN_PROCESS_BAD_INPUT: dict[str, tuple[tuple[str, ...], str]] = {
     "stray-argument": (("stray",), 'unexpected argument "stray"'),
     "lease-timings": (("--leader-elect-renew-deadline=20s",), "less than --leader-elect-lease-duration"),
     "unknown-controller-alias": (("--controllers=*,-jobz",), '"jobz" is not in the list of known'),
+    "missing-kubeconfig": (("--kubeconfig=/nonexistent/kc",), "cannot read --kubeconfig /nonexistent/kc: no"),
 }
 
 
