@@ -11,6 +11,7 @@ import contextvars
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -131,6 +132,26 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.strip().lower() in LOG_LEVELS:
             return value.strip().lower()
         raise ValueError(f"unknown log level {value!r}; use one of {', '.join(LOG_LEVELS)}")
+
+    @field_validator("master", mode="before")
+    @classmethod
+    def _master_url(cls, value: Any) -> Any:
+        """An http(s) URL; a bare host[:port] gets https:// as client-go's DefaultServerURL gives it."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text:
+            return None
+        if "://" not in text:
+            text = "https://" + text
+        parts = urlsplit(text)
+        try:
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            port_ok = False
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or " " in text:
+            raise ValueError("expected the API server's URL, e.g. https://10.0.0.1:6443")
+        return text
 
     @field_validator("log_format", mode="before")
     @classmethod

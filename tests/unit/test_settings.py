@@ -108,6 +108,9 @@ def test_empty_config_file_is_fine(tmp_path: Path) -> None:
         ({"log_level": "loud"}, "log_level"),
         ({"log_format": "xml"}, "log_format"),
         ({"shutdown_grace_period": "-1s"}, "shutdown_grace_period"),
+        ({"master": "ftp://api:6443"}, "master"),
+        ({"master": "https://"}, "master"),
+        ({"master": "https://api:99999"}, "master"),
     ],
 )
 def test_field_validation_names_the_field(flags: dict[str, str], culprit: str) -> None:
@@ -163,3 +166,16 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_config_file_does_not_leak_into_later_loads(tmp_path: Path) -> None:
     Settings.load({}, write(tmp_path, "port: 1\n"))
     assert Settings.load().port == 10257
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("http://127.0.0.1:6443", "http://127.0.0.1:6443"),
+        ("10.0.0.1:6443", "https://10.0.0.1:6443"),  # client-go's DefaultServerURL adds https://
+        ("kube.example", "https://kube.example"),
+        ("  ", None),
+    ],
+)
+def test_master_urls(given: str, used: str | None) -> None:
+    assert Settings.load({"master": given}).master == used
