@@ -107,11 +107,16 @@ def media_type(header: str | None) -> str:
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:
-    if request.content_length is not None and request.content_length > limit:
+    length = request.content_length
+    if length is not None and length > limit:
         raise errors.too_large(limit)
     chunks: list[bytes] = []
     total = 0
     try:
+        if length == 0:
+            return b""
+        if length is not None:
+            return await request.content.readexactly(length)  # the common case: one read, no loop
         while chunk := await request.content.read(1 << 16):  # read() returns what has arrived: loop to EOF
             total += len(chunk)
             if total > limit:
@@ -295,6 +300,10 @@ def check_kind(obj: JSON, rtype: ResourceType, allowed_kinds: tuple[str, ...] = 
             f"the API version in the data ({api_version}) does not match the expected API "
             f"version ({rtype.api_version})"
         )
+    if api_version and kind:
+        keys = iter(obj)
+        if next(keys) == "apiVersion" and next(keys) == "kind":
+            return  # already in the apiserver's order (what clients send)
     rest = {k: obj.pop(k) for k in list(obj) if k not in ("apiVersion", "kind")}
     obj["apiVersion"] = api_version or rtype.api_version  # apiVersion and kind first, as the apiserver writes
     obj["kind"] = kind or rtype.kind

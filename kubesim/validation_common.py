@@ -9,6 +9,7 @@ the message is what apimachinery's `field.Error.ErrorBody()` prints and the reas
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 JSON = dict[str, Any]
@@ -242,13 +243,31 @@ def label_value(value: str) -> list[str]:
     return errors
 
 
+_KNOWN_VALID: set[tuple[Callable[[str], list[str]], str]] = set()
+
+
+def problems(check: Callable[[str], list[str]], value: str) -> list[str]:
+    """`check(value)`, remembering the values that passed: the same label keys, label values, finalizers
+    and namespaces come back on almost every write."""
+    key = (check, value)
+    if key in _KNOWN_VALID:
+        return []
+    found = check(value)
+    if not found:
+        if len(_KNOWN_VALID) >= 16384:
+            _KNOWN_VALID.clear()
+        _KNOWN_VALID.add(key)
+    return found
+
+
 def validate_labels(labels: Any, field: str) -> Causes:
     causes: Causes = []
     if not isinstance(labels, dict):
         return causes
     for key, value in labels.items():
-        causes.extend(invalid(field, key, m) for m in qualified_name(str(key)))
-        causes.extend(invalid(field, value, m) for m in label_value(str(value if value is not None else "")))
+        causes.extend(invalid(field, key, m) for m in problems(qualified_name, str(key)))
+        text = str(value if value is not None else "")
+        causes.extend(invalid(field, value, m) for m in problems(label_value, text))
     return causes
 
 

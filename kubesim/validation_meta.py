@@ -15,6 +15,7 @@ from kubesim.validation_common import (
     immutable,
     invalid,
     non_negative,
+    problems,
     qualified_name,
     required,
     validate_labels,
@@ -26,7 +27,7 @@ def validate_annotations(annotations: Any, field: str) -> Causes:
     if not isinstance(annotations, dict):
         return causes
     for key in annotations:
-        causes.extend(invalid(field, key, m) for m in qualified_name(str(key).lower()))
+        causes.extend(invalid(field, key, m) for m in problems(qualified_name, str(key).lower()))
     if sum(len(str(k)) + len(str(v)) for k, v in annotations.items()) > TOTAL_ANNOTATION_SIZE:
         causes.append(
             {
@@ -73,7 +74,7 @@ def validate_finalizers(finalizers: Any, field: str) -> Causes:
     if not isinstance(finalizers, list):
         return causes
     for finalizer in finalizers:
-        causes.extend(invalid(field, finalizer, m) for m in qualified_name(str(finalizer)))
+        causes.extend(invalid(field, finalizer, m) for m in problems(qualified_name, str(finalizer)))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         causes.append(
             invalid(field, finalizers, "finalizer orphan and foregroundDeletion cannot be both set")
@@ -113,7 +114,7 @@ def validate_object_meta(
         causes.extend(invalid(f"{field}.name", name, m) for m in check(name))
     namespace = metadata.get("namespace") or ""
     if namespace:  # cluster-scoped objects have theirs cleared before validation
-        causes.extend(invalid(f"{field}.namespace", namespace, m) for m in dns1123_label(namespace))
+        causes.extend(invalid(f"{field}.namespace", namespace, m) for m in problems(dns1123_label, namespace))
     causes.extend(non_negative(f"{field}.generation", metadata.get("generation")))
     causes.extend(validate_labels(metadata.get("labels"), f"{field}.labels"))
     causes.extend(validate_annotations(metadata.get("annotations"), f"{field}.annotations"))
