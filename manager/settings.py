@@ -64,7 +64,10 @@ class Settings(BaseSettings):
         description="Path to a kubeconfig file. Without it and --master: the in-cluster service account "
         "inside a pod, else $KUBECONFIG or ~/.kube/config.",
     )
-    master: str | None = Field(None, description="URL of the API server; overrides the kubeconfig's server.")
+    master: str | None = Field(
+        None,
+        description="URL of the API server (host:port alone means https); overrides the kubeconfig's server.",
+    )
     controllers: CommaList = Field(
         ["*"],
         description="Controllers to enable: '*' enables all on-by-default controllers, 'foo' enables foo, "
