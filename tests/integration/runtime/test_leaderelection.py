@@ -240,3 +240,15 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await client.close()
+
+
+def test_identity_is_hostname_underscore_uuid() -> None:
+    import socket
+    import uuid
+
+    from manager.leaderelection import default_identity
+
+    host, _, rest = default_identity().rpartition("_")
+    assert host == socket.gethostname()
+    assert str(uuid.UUID(rest)) == rest
+    assert default_identity() != default_identity()  # unique per process start

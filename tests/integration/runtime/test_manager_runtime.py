@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from manager import (
@@ -188,6 +189,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
 async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, managers: Managers) -> None:
     manager = managers.start(settings_for(kubesim.url), LeaderOnly)
     await wait_for(lambda: len(reconciled_by(manager, "leader-only-controller")) >= 3, message="reconciling")
+    assert REGISTRY.get_sample_value("leader_election_master_status", {"name": "runtime-test"}) == 1
     loop = asyncio.get_running_loop()
     kubesim.faults.fail(500, resource="leases")  # renewals fail from now on
     failing_since = loop.time()
@@ -197,6 +199,7 @@ async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, manage
     last = max(reconciled_by(manager, "leader-only-controller"))
     assert last <= failing_since + RENEW + 2 * RETRY  # no reconcile after the lease was gone
     assert elector(manager).leading is False
+    assert REGISTRY.get_sample_value("leader_election_master_status", {"name": "runtime-test"}) == 0
 
 
 async def test_leader_election_health_check_over_http(kubesim: Any, managers: Managers) -> None:
