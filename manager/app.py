@@ -123,6 +123,7 @@ class Manager:
         self._shutdown_requested = asyncio.Event()
         self._signals_seen = 0
         self._grace_override: float | None = None
+        self._cut_short = asyncio.Event()  # a non-graceful stop: controllers are cancelled at once
         self._shutdown_started: float | None = None
         self.health.add("ping", lambda: None)
         self.health.add("shutdown", self._shutdown_check, healthz=False, livez=False)
@@ -141,6 +142,7 @@ class Manager:
             self.exit_code = exit_code
         if not graceful:
             self._grace_override = 0.0
+            self._cut_short.set()  # also ends a graceful drain already under way
         if self._shutdown_requested.is_set():
             return
         log.info("shutdown requested", reason=reason)
@@ -255,8 +257,12 @@ class Manager:
             # Not in livez: the supervisor restarts the loop itself; restarting the process adds nothing.
             self.health.add(info.name, supervised.health_check, livez=False)
         if standby:
-            self.add_runnable(Group.CACHES, ControllerGroup(standby, self.remaining_grace, drains))
-        self.add_runnable(Group.CONTROLLERS, ControllerGroup(leader_only, self.remaining_grace, drains))
+            self.add_runnable(
+                Group.CACHES, ControllerGroup(standby, self.remaining_grace, drains, self._cut_short)
+            )
+        self.add_runnable(
+            Group.CONTROLLERS, ControllerGroup(leader_only, self.remaining_grace, drains, self._cut_short)
+        )
 
     async def _stop_all(self) -> None:
         for runnable in reversed(self._started):

@@ -155,7 +155,8 @@ class ControllerGroup:
 
     ``drains`` maps a controller name to its optional graceful-stop coroutine (e.g. ``Controller.drain``:
     refuse new keys, finish in-flight ones, let ``run()`` return); it is called when the group stops.
-    ``remaining_grace`` says how long the loops may still take before they are cancelled.
+    ``remaining_grace`` says how long the loops may still take before they are cancelled; ``cut_short``, once
+    set (the leader lease was lost during the drain), ends the wait at once: nothing may keep writing then.
     """
 
     def __init__(
@@ -163,10 +164,12 @@ class ControllerGroup:
         controllers: list[SupervisedController],
         remaining_grace: Callable[[], float],
         drains: dict[str, Callable[[], Awaitable[None]]] | None = None,
+        cut_short: asyncio.Event | None = None,
     ) -> None:
         self.controllers = controllers
         self._remaining_grace = remaining_grace
         self._drains = drains or {}
+        self._cut_short = cut_short or asyncio.Event()
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     async def start(self) -> None:
@@ -188,7 +191,7 @@ class ControllerGroup:
             for name, drain in self._drains.items()
             if name in running
         ]
-        _, late = await asyncio.wait(running.values(), timeout=None if grace < 0 else grace)  # <0: forever
+        late = await self._wait(set(running.values()), None if grace < 0 else grace)  # <0: forever
         if late:
             names = sorted(task.get_name().removeprefix("controller:") for task in late)
             log.warning("grace period over; cancelling controllers", controllers=names)
@@ -199,6 +202,23 @@ class ControllerGroup:
             task.cancel()
         if drains:
             await asyncio.wait(drains)
+
+    async def _wait(self, tasks: set[asyncio.Task[None]], timeout: float | None) -> set[asyncio.Task[None]]:
+        """Wait for `tasks` until `timeout` or `cut_short`; returns the ones still running."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        cut = asyncio.ensure_future(self._cut_short.wait())
+        pending = {task for task in tasks if not task.done()}
+        try:
+            while pending and not cut.done():
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    break
+                await asyncio.wait({*pending, cut}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                pending = {task for task in pending if not task.done()}
+        finally:
+            cut.cancel()
+        return pending
 
     async def _drain(self, name: str, drain: Callable[[], Awaitable[None]]) -> None:
         try:

@@ -323,6 +323,29 @@ async def test_lost_lease_skips_the_grace_period_and_exits_1() -> None:
     assert await asyncio.wait_for(running, 10) == 1
 
 
+async def test_lost_lease_during_a_graceful_drain_cancels_at_once_and_exits_1() -> None:
+    started = asyncio.Event()
+
+    class Stubborn(Healthy):
+        async def run(self) -> None:
+            started.set()
+            await asyncio.Event().wait()  # ignores `stopping`: in-flight work that would take an hour
+
+    settings = Settings.load(
+        {"bind_address": "127.0.0.1", "port": "0", "leader_elect": "false", "shutdown_grace_period": "1h"}
+    )
+    manager = Manager(settings, [info(Stubborn)], runtime_module=None)
+    with structlog.testing.capture_logs() as logs:
+        running = asyncio.create_task(manager.run(handle_signals=False))
+        await asyncio.wait_for(started.wait(), 5)
+        manager.request_shutdown("SIGTERM")  # a graceful drain begins: up to an hour
+        draining = "waiting for controllers to finish in-flight work"
+        await wait_for(lambda: any(e["event"] == draining for e in logs), message="the drain under way")
+        assert not running.done()
+        manager.request_shutdown("leaderelection lost", exit_code=1, graceful=False)
+        assert await asyncio.wait_for(running, 5) == 1
+
+
 async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -238,3 +238,28 @@ def test_snapshot_merges_the_controllers_own_view_and_survives_its_errors() -> N
 
     snapshot = SupervisedController("broken-view", idle, stopping, details=broken).snapshot()
     assert snapshot["name"] == "broken-view" and snapshot["details_error"] == "KeyError: 'gone'"
+
+
+async def test_cut_short_ends_a_graceful_drain_at_once() -> None:
+    """The lease was lost while draining: nothing may go on writing until the grace period ends."""
+    stopping, cut_short = asyncio.Event(), asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    group = ControllerGroup([SupervisedController("stubborn", stubborn, stopping)],
+                            remaining_grace=lambda: 3600.0, cut_short=cut_short)
+    await group.start()
+    await wait_for(lambda: group.controllers[0].state is State.RUNNING, message="running")
+    stopping.set()
+    stopper = asyncio.create_task(group.stop())
+    await asyncio.sleep(0)  # yield: stop() is now waiting out the hour-long grace period
+    assert not stopper.done()
+    cut_short.set()
+    await asyncio.wait_for(stopper, 5)
+    assert cancelled.is_set()
