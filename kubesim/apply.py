@@ -39,6 +39,7 @@ from kubesim.apply_fieldset import (
     remove_path,
     to_fields_v1,
 )
+from kubesim.records import format_time
 
 JSON = dict[str, Any]
 GVK = tuple[str, str, str]
@@ -97,7 +98,7 @@ class _Entry:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return format_time(time.time())
 
 
 def _api_version(gvk: GVK) -> str:

@@ -23,6 +23,7 @@ from kubesim import schemas
 from kubesim.schema_nodes import Node, ValueMemo, compiled
 
 JSON = dict[str, Any]
+_CONTAINERS = (dict, list)  # a tuple: cheaper to test than the union `dict | list`
 Path = tuple[str, ...]
 FieldSet = set[Path]
 
@@ -113,7 +114,7 @@ def added_sections(obj: JSON, node: JSON | None, *, custom: bool, skip: Containe
         value = obj[key]
         if key in skip:
             continue
-        if isinstance(value, dict | list):
+        if isinstance(value, _CONTAINERS):
             child = None if root is None else root.child(key)
             if key == "metadata" or child is None:
                 tree["f:" + key] = _added(value, child, custom, False)
@@ -133,7 +134,7 @@ def _added(value: Any, node: Node | None, custom: bool, root: bool) -> JSON:
         tree: JSON = {".": {}} if granular else {}
         for key in sorted(value):
             child = value[key]
-            if isinstance(child, dict | list):
+            if isinstance(child, _CONTAINERS):
                 tree["f:" + key] = _added(child, None if node is None else node.child(key), custom, False)
             elif child is not None:
                 tree["f:" + key] = {}

@@ -4,10 +4,10 @@ plus the type-specific rules (pod create status, Lease MicroTime strictness)."""
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Any
 
 from kubesim import errors
+from kubesim.records import new_uid
 from kubesim.store import format_time
 from kubesim.types import GEN_CREATE, GEN_NONE, GEN_SPEC_ANNOTATIONS, ResourceType
 
@@ -39,7 +39,7 @@ def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
     for name in _SYSTEM_FIELDS:
         meta.pop(name, None)
     meta["creationTimestamp"] = format_time(now)
-    meta["uid"] = str(uuid.uuid4())  # before defaulting, as the apiserver does: Job selectors use it
+    meta["uid"] = new_uid()  # before defaulting, as the apiserver does: Job selectors use it
     if rtype.generation != GEN_NONE:
         meta["generation"] = 1
     reset_status_on_create(rtype, obj)

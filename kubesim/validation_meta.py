@@ -3,6 +3,7 @@ labels, annotations, ownerReferences, finalizers and managedFields entries."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubesim.validation_common import (
@@ -96,6 +97,15 @@ def validate_managed_fields(entries: Any, field: str) -> Causes:
     return causes
 
 
+_PARTS: tuple[tuple[str, Callable[[Any, str], Causes]], ...] = (
+    ("labels", validate_labels),
+    ("annotations", validate_annotations),
+    ("ownerReferences", validate_owner_references),
+    ("finalizers", validate_finalizers),
+    ("managedFields", validate_managed_fields),
+)
+
+
 def validate_object_meta(
     obj: JSON, old: JSON | None, name_rule: str = "subdomain", field: str = "metadata"
 ) -> Causes:
@@ -111,16 +121,21 @@ def validate_object_meta(
     if not name and not generate_name:
         causes.append(required(f"{field}.name", "name or generateName is required"))
     elif name:
-        causes.extend(invalid(f"{field}.name", name, m) for m in check(name))
+        name_problems = check(name)
+        if name_problems:
+            causes.extend(invalid(f"{field}.name", name, m) for m in name_problems)
     namespace = metadata.get("namespace") or ""
     if namespace:  # cluster-scoped objects have theirs cleared before validation
-        causes.extend(invalid(f"{field}.namespace", namespace, m) for m in problems(dns1123_label, namespace))
-    causes.extend(non_negative(f"{field}.generation", metadata.get("generation")))
-    causes.extend(validate_labels(metadata.get("labels"), f"{field}.labels"))
-    causes.extend(validate_annotations(metadata.get("annotations"), f"{field}.annotations"))
-    causes.extend(validate_owner_references(metadata.get("ownerReferences"), f"{field}.ownerReferences"))
-    causes.extend(validate_finalizers(metadata.get("finalizers"), f"{field}.finalizers"))
-    causes.extend(validate_managed_fields(metadata.get("managedFields"), f"{field}.managedFields"))
+        namespace_problems = problems(dns1123_label, namespace)
+        if namespace_problems:
+            causes.extend(invalid(f"{field}.namespace", namespace, m) for m in namespace_problems)
+    generation = metadata.get("generation")
+    if generation is not None:
+        causes.extend(non_negative(f"{field}.generation", generation))
+    for key, validator in _PARTS:  # only what is there: most objects carry a few of these
+        value = metadata.get(key)
+        if value is not None:
+            causes.extend(validator(value, f"{field}.{key}"))
     if old is not None:
         old_meta = old.get("metadata") or {}
         for key in ("name", "namespace", "uid", "creationTimestamp"):
