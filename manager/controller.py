@@ -39,7 +39,7 @@ from manager.handlers import (
     owns,
     watches,
 )
-from manager.runner import ReconcileStats, debug_state
+from manager.runner import ReconcileStats, Result, TerminalError, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
@@ -61,22 +61,6 @@ __all__ = [
     "owns",
     "watches",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """What to do with the key after a successful reconcile.
-
-    `requeue_after`: reconcile the key again after this many seconds (failures are forgotten first).
-    `requeue`: retry through the rate limiter, as if it had failed (controller-runtime's deprecated Requeue).
-    """
-
-    requeue_after: float | None = None
-    requeue: bool = False
-
-
-class TerminalError(Exception):
-    """Raise from reconcile for an error retrying cannot fix: it is logged and counted, never retried."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,23 @@ from manager.workqueue import QueueShutDown
 if TYPE_CHECKING:
     from manager.controller import Controller
 
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What to do with the key after a successful reconcile.
+
+    `requeue_after`: reconcile the key again after this many seconds (failures are forgotten first).
+    `requeue`: retry through the rate limiter, as if it had failed (controller-runtime's deprecated Requeue).
+    """
+
+    requeue_after: float | None = None
+    requeue: bool = False
+
+
+class TerminalError(Exception):
+    """Raise from reconcile for an error retrying cannot fix: it is logged and counted, never retried."""
+
+
 RECONCILE_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
     1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0,
@@ -195,6 +212,9 @@ async def process(ctl: Controller, request: Request) -> None:
             _failed(ctl, request, exc)
             return
         RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+        if result is not None and not isinstance(result, Result):  # a bug in the reconcile, not the worker's
+            _failed(ctl, request, TypeError(f"reconcile returned {type(result).__name__}, not Result | None"))
+            return
         if result is not None and result.requeue_after is not None and result.requeue_after > 0:
             queue.forget(request)
             queue.add_after(request, result.requeue_after)
@@ -208,7 +228,6 @@ async def process(ctl: Controller, request: Request) -> None:
 
 
 def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
-    from manager.controller import TerminalError
 
     name = ctl.name
     RECONCILE_ERRORS.labels(name).inc()

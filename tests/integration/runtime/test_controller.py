@@ -77,6 +77,8 @@ class Toy(Controller):
                 raise asyncio.CancelledError("leaked from an awaited task")
             if mode == "gated":
                 await self.gate.wait()
+            if mode == "weird" and len(calls) < 2:
+                return "done"  # type: ignore[return-value]  # a bug: not a Result
             return None
         finally:
             self.in_flight.discard(request.key)
@@ -180,17 +182,21 @@ async def test_crashing_reconciles_never_kill_workers(harness: Harness) -> None:
     for i in range(8):  # twice as many crashing keys as workers
         await harness.create(f"crash-{i}", "crash")
         await harness.create(f"cancel-{i}", "cancel")  # a stray CancelledError must not end a worker
+        await harness.create(f"weird-{i}", "weird")  # nor a return value that is not a Result
     harness.start()
     ctl = harness.controller
     await wait_for(lambda: all(len(ctl.calls.get(f"default/crash-{i}", [])) >= 2 for i in range(8)),
                    message="every crashing key retried")
     await wait_for(lambda: all(len(ctl.calls.get(f"default/cancel-{i}", [])) == 2 for i in range(8)),
                    message="every key that leaked a CancelledError retried once")
+    await wait_for(lambda: all(len(ctl.calls.get(f"default/weird-{i}", [])) == 2 for i in range(8)),
+                   message="every key whose reconcile returned a non-Result retried once")
+    assert ctl.stats.last_error is not None
     for i in range(10):
         await harness.create(f"fine-{i}", "ok")
     await wait_for(lambda: all(f"default/fine-{i}" in ctl.calls for i in range(10)),
                    message="healthy keys still reconciled after many crashes")
-    assert metric("controller_runtime_reconcile_panics_total") - panics_before >= 16
+    assert metric("controller_runtime_reconcile_panics_total") - panics_before >= 24
     assert harness.task is not None and not harness.task.done()
 
 
