@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -79,10 +80,13 @@ class SharedInformer:
         self.failure_grace = failure_grace
         self.decode_errors = 0
         self.handler_errors = 0
+        # Reflector and handlers see the informer through weak proxies: no reference cycle, so a dropped
+        # informer (and its cache) is freed by reference counting even after gc.freeze() (see gcpolicy).
+        proxy = weakref.proxy(self)
         self.reflector = Reflector(
             client,
             gvr,
-            self,
+            proxy,
             name=self.name,
             namespace=namespace,
             label_selector=label_selector,
@@ -92,17 +96,24 @@ class SharedInformer:
             clock=clock,
             **reflector_options,
         )
+        # Gauges read the informer through a weak reference: the metrics registry must not keep a stopped
+        # informer's cache alive.
+        ref = weakref.ref(self)
+
+        def read(value: Callable[[SharedInformer], float]) -> Callable[[], float]:
+            return lambda: value(informer) if (informer := ref()) is not None else 0.0
+
         labels = (self.name,)
-        metrics.OBJECTS.labels(*labels).set_function(lambda: len(self.indexer))
-        metrics.SYNCED.labels(*labels).set_function(lambda: 1.0 if self._synced else 0.0)
-        metrics.LAST_ACTIVITY_AGE.labels(*labels).set_function(self._activity_age)
+        metrics.OBJECTS.labels(*labels).set_function(read(lambda i: float(len(i.indexer))))
+        metrics.SYNCED.labels(*labels).set_function(read(lambda i: 1.0 if i._synced else 0.0))
+        metrics.LAST_ACTIVITY_AGE.labels(*labels).set_function(read(lambda i: i._activity_age()))
 
     # ------------------------------------------------------------------ handlers
     def add_event_handler(
         self, handler: ResourceEventHandler, resync_period: float = 0.0
     ) -> HandlerRegistration:
         """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically."""
-        registration = HandlerRegistration(self, handler, resync_period)
+        registration = HandlerRegistration(weakref.proxy(self), handler, resync_period)
         if self._synced or self._replacing:
             # The cache as it stands; the rest of a list being applied right now follows as usual.
             for obj in self.indexer.list():

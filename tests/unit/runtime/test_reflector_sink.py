@@ -282,3 +282,19 @@ async def test_watch_bytes_framing_bad_lines_and_bookmarks(informer: SharedInfor
     }
     with pytest.raises(Expired):
         await informer.reflector._consume(_stream(orjson.dumps(expired) + b"\n", read_size))
+
+
+async def test_a_dropped_informer_is_freed_even_after_a_freeze() -> None:
+    import gc
+    import weakref
+
+    from manager.informers import EventHandlerFuncs
+
+    client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
+    dropped = SharedInformer(client, PODS, name="dropped-informer")
+    dropped.add_event_handler(EventHandlerFuncs(add=lambda obj, initial: None))
+    await dropped.replace([pod("a")], "1")  # freezes the heap, informer included
+    assert gc.get_freeze_count() > 0
+    ref = weakref.ref(dropped)
+    del dropped
+    assert ref() is None  # no reference cycle: reference counting alone frees it
