@@ -195,9 +195,11 @@ async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, manage
     failing_since = loop.time()
     assert await managers.result(manager, timeout=RENEW + RETRY + 5) == 1
     exited = loop.time()
-    assert exited - failing_since <= RENEW + 2 * RETRY + 1.0  # gave up at the renew deadline
+    # Gave up at the renew deadline (at most one retry period after the fault), plus slack for a loaded
+    # machine; a manager that kept going would run until the 10 s grace period or forever.
+    assert exited - failing_since <= RENEW + RETRY + 2.0
     last = max(reconciled_by(manager, "leader-only-controller"))
-    assert last <= failing_since + RENEW + 2 * RETRY  # no reconcile after the lease was gone
+    assert last <= failing_since + RENEW + RETRY + 0.5  # no reconcile after the lease was gone
     assert elector(manager).leading is False
     assert REGISTRY.get_sample_value("leader_election_master_status", {"name": "runtime-test"}) == 0
 
