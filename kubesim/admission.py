@@ -135,7 +135,9 @@ class Write:
         else:
             metadata.pop("namespace", None)
         if not metadata.get("name") and metadata.get("generateName"):
-            metadata["name"] = self.ctx.generate_name(str(metadata["generateName"]))
+            namespace = self.target.namespace if rtype.namespaced else ""
+            prefix = str(metadata["generateName"])
+            metadata["name"] = self.ctx.generate_free_name(prefix, rtype.key, namespace)
         name = str(metadata.get("name") or "")
         if not name:
             raise errors.invalid_field(

@@ -18,6 +18,7 @@ from kubesim.watch import WatchHub
 
 JSON = dict[str, Any]
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_ATTEMPTS = 8
 JSON_CT = "application/json"
 
 
@@ -32,9 +33,24 @@ class ApiContext:
     seed: int | None = None
     rng: random.Random = field(default_factory=random.Random)
     background: set[Any] = field(default_factory=set)  # tasks kept alive (namespace/CRD cleanup)
+    # how long a get/list for a resourceVersion newer than the store's waits for it before 504 (upstream: 3 s)
+    too_new_wait: float = 3.0
 
     def generate_name(self, prefix: str) -> str:
-        return prefix + "".join(self.rng.choice(GENERATE_ALPHABET) for _ in range(5))
+        """generateName + 5 random characters; the prefix is cut so that the result fits a DNS label."""
+        suffix = "".join(self.rng.choice(GENERATE_ALPHABET) for _ in range(5))
+        return prefix[: 63 - len(suffix)] + suffix
+
+    def generate_free_name(self, prefix: str, resource: str, namespace: str) -> str:
+        """A generated name not in use yet: a collision is retried with a new name (the apiserver's
+        RetryGenerateName, GA in 1.32, tries up to 8 names); the last one is returned if all are taken, so
+        that the create answers 409 AlreadyExists as upstream."""
+        name = self.generate_name(prefix)
+        for _ in range(GENERATE_NAME_ATTEMPTS - 1):
+            if self.store.entry(resource, namespace, name) is None:
+                break
+            name = self.generate_name(prefix)
+        return name
 
     def namespace_entry(self, name: str) -> Entry | None:
         return self.store.entry("namespaces", "", name)

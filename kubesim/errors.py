@@ -18,12 +18,13 @@ class ApiError(Exception):
         self.message = message
         self.details = details
         self.headers: dict[str, str] = {}
+        self.list_meta: JSON = {}  # the Status's own ListMeta (a fresh continue token on an expired one)
 
     def status(self) -> JSON:
         body: JSON = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

@@ -17,10 +17,15 @@ from kubesim.store import Entry
 from kubesim.types import ResourceType
 
 JSON = dict[str, Any]
-_CONTINUE_EXPIRED = (
+# what etcd3 storage answers for a compacted continue token; the Status carries a token to go on from "now"
+_CONTINUE_INCONSISTENT = (
     "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter."
+    "You can start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the first chunk "
+    "was returned and now may show up in the list."
 )
+LATEST = -1  # a continue token's rv meaning "continue at the current revision"
 _LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
 
 
@@ -56,15 +61,25 @@ def selectors(request: web.Request, rtype: ResourceType) -> Any:
 
 
 def encode_continue(rv: int, entry: Entry) -> str:
-    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{entry.namespace}/{entry.name}\x00"})
+    return _continue_token(rv, (entry.namespace, entry.name))
+
+
+def _continue_token(rv: int, start: tuple[str, str]) -> str:
+    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{start[0]}/{start[1]}\x00"})
     return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def _continue_expired(start: tuple[str, str]) -> errors.ApiError:
+    err = errors.expired(_CONTINUE_INCONSISTENT)
+    err.list_meta = {"continue": _continue_token(LATEST, start)}
+    return err
 
 
 def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     try:
         raw = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         rv, start = int(raw["rv"]), str(raw["start"]).rstrip("\x00")
-        if raw.get("v") != "meta.k8s.io/v1" or "/" not in start:
+        if raw.get("v") != "meta.k8s.io/v1" or "/" not in start or rv == 0:
             raise ValueError("bad version")
     except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         raise errors.bad_request(
@@ -126,8 +141,23 @@ def validate_list_options(request: web.Request, watch: bool) -> None:
         raise errors.bad_request("specifying resource version is not allowed when using continue")
 
 
+async def wait_until_fresh(ctx: ApiContext, request: web.Request) -> None:
+    """A get/list asking for a resourceVersion the store has not reached waits a little for it, as the
+    apiserver's watch cache does, then fails with 504 Too large resource version."""
+    raw_rv = request.query.get("resourceVersion", "")
+    if not raw_rv or raw_rv == "0" or request.query.get("continue"):
+        return
+    try:
+        rv = int(raw_rv)
+    except ValueError:
+        return  # reported by the option checks
+    if rv > ctx.store.resource_version and not await ctx.store.wait_for_revision(rv, ctx.too_new_wait):
+        raise too_large(ctx, rv)
+
+
 async def get_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     accept = negotiate(request.headers.get("Accept"))
+    await wait_until_fresh(ctx, request)
     raw_rv = request.query.get("resourceVersion", "")
     if raw_rv and raw_rv != "0" and parse_rv(raw_rv) > ctx.store.resource_version:
         raise too_large(ctx, parse_rv(raw_rv))
@@ -164,8 +194,10 @@ def list_entries(
     start: tuple[str, str] | None = None
     if cont:
         snapshot, start = decode_continue(cont)
-        if snapshot < floor:
-            raise errors.expired(_CONTINUE_EXPIRED)
+        if snapshot == LATEST:
+            snapshot = ctx.store.resource_version
+        elif snapshot < floor:
+            raise _continue_expired(start)
     elif raw_rv and raw_rv != "0" and (rvm == "Exact" or (limit > 0 and not rvm)):
         snapshot = parse_rv(raw_rv)
         if snapshot > ctx.store.resource_version:
@@ -192,6 +224,7 @@ def list_entries(
 
 async def list_objects(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     accept: Accept = negotiate(request.headers.get("Accept"))
+    await wait_until_fresh(ctx, request)
     entries, snapshot, token, remaining = list_entries(ctx, request, target)
     rtype = target.rtype
     meta: JSON = {"resourceVersion": str(snapshot)}

@@ -107,5 +107,5 @@ async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> 
     spec = target.rtype.scale
     assert spec is not None
     _path_set(updated, spec.spec_replicas, replicas)
-    result = write.update(updated, parent, None)
+    result = write.update(updated, parent, "scale")  # managedFields: an Update entry with subresource scale
     return json_response(to_scale(target, result))

@@ -39,6 +39,7 @@ in `list()` results are shared and read-only; `get()` returns a copy.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -99,6 +100,7 @@ class Store:
         self._subs: dict[str | None, list[Subscription]] = {}
         self._pending: deque[WatchEvent] = deque()
         self._delivering = False
+        self.revision_waiters = 0  # requests waiting for a revision not reached yet (wait_for_revision)
 
     # ---- reads -------------------------------------------------------------------------------------------
     @property
@@ -302,6 +304,28 @@ class Store:
         subs = self._subs.get(sub.resource, [])
         with contextlib.suppress(ValueError):
             subs.remove(sub)
+
+    async def wait_for_revision(self, rv: int, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until the store's revision reaches `rv`; True if it did."""
+        if self._rv >= rv:
+            return True
+        reached = asyncio.Event()
+
+        def check(event: WatchEvent) -> None:
+            if event.rv >= rv:
+                reached.set()
+
+        subscription = self.subscribe(None, check)
+        self.revision_waiters += 1
+        try:
+            async with asyncio.timeout(timeout):
+                await reached.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self.revision_waiters -= 1
+            subscription.close()
+        return self._rv >= rv
 
     def watch(self, resource: str | None) -> StoreWatch:
         return StoreWatch(self, resource)

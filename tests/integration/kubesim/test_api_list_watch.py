@@ -173,6 +173,7 @@ async def test_exact_list_from_history_and_410_below_the_floor(
 async def test_list_option_errors(
     session: aiohttp.ClientSession, sim: KubeSim, query: str, code: int
 ) -> None:
+    sim.api.too_new_wait = 0.05  # a too new resourceVersion is waited for before the 504
     status, payload = await call(session, sim, "GET", f"{CMS}?{query}")
     assert status == code and payload["kind"] == "Status" and payload["code"] == code, payload
     if code == 422:

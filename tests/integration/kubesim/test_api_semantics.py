@@ -1,0 +1,214 @@
+"""apiserver behaviours over raw HTTP: generateName retries, managedFields of subresource writes, waiting
+for a resourceVersion not reached yet, and the inconsistent-continue answer for an expired continue token."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from kubesim import KubeSim
+from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import wait_for
+
+Obj = dict[str, Any]
+CMS = "/api/v1/namespaces/default/configmaps"
+DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+MERGE = "application/merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+
+
+class Api:
+    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.session, self.url = session, url
+
+    async def call(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
+        data = None if body is None else orjson.dumps(body)
+        headers = {"Content-Type": content_type}
+        async with self.session.request(method, self.url + path, data=data, headers=headers) as resp:
+            payload = await resp.read()
+            return resp.status, orjson.loads(payload) if payload else None
+
+    async def ok(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
+        status, payload = await self.call(method, path, body, content_type)
+        assert status < 300, (method, path, status, payload)
+        return payload
+
+
+@pytest.fixture
+async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
+    return await kubesim_factory(kubelet=False, seed=1)
+
+
+@pytest.fixture
+async def api(sim: KubeSim) -> AsyncIterator[Api]:
+    async with aiohttp.ClientSession() as session:
+        yield Api(session, sim.url)
+
+
+class ScriptedRandom(random.Random):
+    """Picks the characters of `script` in order: generated names that collide on purpose."""
+
+    def __init__(self, script: str) -> None:
+        super().__init__(0)
+        self.script = list(script)
+
+    def choice(self, seq: Sequence[Any]) -> Any:
+        return self.script.pop(0)
+
+
+def configmap(name: str = "", generate_name: str = "") -> Obj:
+    meta = {"name": name} if name else {"generateName": generate_name}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
+
+
+async def test_generated_name_collision_is_retried_with_a_new_name(api: Api, sim: KubeSim) -> None:
+    await api.ok("POST", CMS, configmap("gen-bbbbb"))
+    await api.ok("POST", CMS, configmap("gen-ccccc"))
+    sim.api.rng = ScriptedRandom("bbbbb" + "ccccc" + "ddddd")
+    created = await api.ok("POST", CMS, configmap(generate_name="gen-"))
+    assert created["metadata"]["name"] == "gen-ddddd"
+    assert created["metadata"]["generateName"] == "gen-"
+
+
+async def test_generated_name_gives_up_after_eight_collisions(api: Api, sim: KubeSim) -> None:
+    await api.ok("POST", CMS, configmap("gen-bbbbb"))
+    sim.api.rng = ScriptedRandom("bbbbb" * 8 + "ccccc")
+    status, payload = await api.call("POST", CMS, configmap(generate_name="gen-"))
+    assert status == 409 and payload["reason"] == "AlreadyExists", payload
+    assert payload["message"] == 'configmaps "gen-bbbbb" already exists'
+
+
+async def test_long_generate_name_prefix_is_cut_to_fit_a_label(api: Api) -> None:
+    created = await api.ok("POST", CMS, configmap(generate_name="x" * 70))
+    assert len(created["metadata"]["name"]) == 63 and created["metadata"]["name"].startswith("x" * 58)
+
+
+def deployment(replicas: int) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
+
+
+async def test_scale_writes_are_owned_with_subresource_scale_and_conflict_with_apply(api: Api) -> None:
+    await api.ok("PATCH", f"{DEPLOYS}/d?fieldManager=applier", deployment(1), APPLY)
+    await api.ok("PATCH", f"{DEPLOYS}/d/scale?fieldManager=kubectl", {"spec": {"replicas": 3}}, MERGE)
+    live = await api.ok("GET", f"{DEPLOYS}/d")
+    scale_entries = [e for e in live["metadata"]["managedFields"] if e["manager"] == "kubectl"]
+    assert scale_entries == [
+        {
+            "manager": "kubectl",
+            "operation": "Update",
+            "apiVersion": "apps/v1",
+            "time": scale_entries[0]["time"],
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}},
+            "subresource": "scale",
+        }
+    ]
+    status, payload = await api.call("PATCH", f"{DEPLOYS}/d?fieldManager=applier", deployment(1), APPLY)
+    assert status == 409 and payload["reason"] == "Conflict", payload
+    assert payload["message"] == (
+        'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: '
+        ".spec.replicas"
+    )
+    assert payload["details"]["causes"] == [
+        {
+            "reason": "FieldManagerConflict",
+            "message": 'conflict with "kubectl" with subresource "scale" using apps/v1',
+            "field": ".spec.replicas",
+        }
+    ]
+
+
+async def test_status_writes_are_owned_with_subresource_status(api: Api) -> None:
+    created = await api.ok("POST", f"{DEPLOYS}?fieldManager=creator", deployment(1))
+    created["status"] = {"replicas": 1, "observedGeneration": 1}
+    await api.ok("PUT", f"{DEPLOYS}/d/status?fieldManager=controller", created)
+    live = await api.ok("GET", f"{DEPLOYS}/d")
+    entries = {e["manager"]: e for e in live["metadata"]["managedFields"]}
+    assert entries["controller"]["subresource"] == "status"
+    assert entries["controller"]["fieldsV1"] == {"f:status": {"f:observedGeneration": {}, "f:replicas": {}}}
+    assert "subresource" not in entries["creator"]
+
+
+async def test_get_and_list_wait_for_a_resource_version_not_reached_yet(api: Api, sim: KubeSim) -> None:
+    sim.api.too_new_wait = 30.0
+    created = await api.ok("POST", CMS, configmap("a"))
+    wanted = int(created["metadata"]["resourceVersion"]) + 1
+    pending = [
+        asyncio.create_task(api.call("GET", f"{CMS}/a?resourceVersion={wanted}")),
+        asyncio.create_task(api.call("GET", f"{CMS}?resourceVersion={wanted}")),
+    ]
+    await wait_for(lambda: sim.store.revision_waiters == 2, message="both requests waiting")
+    assert not any(task.done() for task in pending)
+    await api.ok("POST", CMS, configmap("b"))
+    (get_status, got), (list_status, listed) = await asyncio.gather(*pending)
+    assert get_status == 200 and got["metadata"]["name"] == "a"
+    assert list_status == 200 and int(listed["metadata"]["resourceVersion"]) >= wanted
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a", "b"]
+
+
+async def test_a_resource_version_that_never_arrives_is_504(api: Api, sim: KubeSim) -> None:
+    sim.api.too_new_wait = 0.2
+    current = sim.store.resource_version
+    for path in (f"{CMS}?resourceVersion={current + 5}", f"{CMS}/x?resourceVersion={current + 5}"):
+        status, payload = await api.call("GET", path)
+        assert status == 504 and payload["reason"] == "Timeout", payload
+        assert payload["message"] == f"Too large resource version: {current + 5}, current: {current}"
+        assert payload["details"]["causes"] == [
+            {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+        ]
+        assert payload["details"]["retryAfterSeconds"] == 1
+    assert sim.store.revision_waiters == 0
+
+
+async def test_watch_from_a_future_resource_version_starts_after_it(api: Api, sim: KubeSim) -> None:
+    start = sim.store.resource_version + 2
+    async with api.session.get(f"{api.url}{CMS}?watch=true&resourceVersion={start}") as resp:
+        assert resp.status == 200
+        for name in ("one", "two", "three"):
+            await api.ok("POST", CMS, configmap(name))
+        event = orjson.loads(await asyncio.wait_for(resp.content.readline(), 10))
+    assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "three"
+
+
+async def test_expired_continue_token_answers_inconsistent_continue(api: Api, sim: KubeSim) -> None:
+    for name in ("a", "b", "c"):
+        await api.ok("POST", CMS, configmap(name))
+    page = await api.ok("GET", f"{CMS}?limit=1")
+    await api.ok("DELETE", f"{CMS}/b")
+    await api.ok("POST", CMS, configmap("d"))
+    sim.store.compact()
+    status, payload = await api.call("GET", f"{CMS}?limit=1&continue={page['metadata']['continue']}")
+    assert status == 410 and payload["reason"] == "Expired" and payload["code"] == 410, payload
+    assert payload["message"] == (
+        "The provided continue parameter is too old to display a consistent list result. You can start a new "
+        "list without the continue parameter, or use the continue token in this response to retrieve the "
+        "remainder of the results. Continuing with the provided token results in an inconsistent list - "
+        "objects that were created, modified, or deleted between the time the first chunk was returned and "
+        "now may show up in the list."
+    )
+    token = payload["metadata"]["continue"]
+    rest = await api.ok("GET", f"{CMS}?limit=10&continue={token}")  # the remainder as of now
+    assert [i["metadata"]["name"] for i in rest["items"]] == ["c", "d"]
+    assert rest["metadata"]["resourceVersion"] == str(sim.store.resource_version)
