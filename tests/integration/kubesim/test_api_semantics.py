@@ -212,3 +212,41 @@ async def test_expired_continue_token_answers_inconsistent_continue(api: Api, si
     rest = await api.ok("GET", f"{CMS}?limit=10&continue={token}")  # the remainder as of now
     assert [i["metadata"]["name"] for i in rest["items"]] == ["c", "d"]
     assert rest["metadata"]["resourceVersion"] == str(sim.store.resource_version)
+
+
+def pod_with_unknown_field(name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "i", "colour": "red"}], "foo": 1},
+    }
+
+
+async def test_field_validation_modes_also_for_a_spec_seen_before(api: Api) -> None:
+    pods = "/api/v1/namespaces/default/pods"
+    for attempt in range(2):  # the second round meets the remembered (memoised) spec
+        status, payload = await api.call(
+            "POST", f"{pods}?fieldValidation=Strict", pod_with_unknown_field("s")
+        )
+        assert status == 400 and payload["reason"] == "BadRequest", payload
+        assert payload["message"] == (
+            'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+            'unknown field "spec.containers[0].colour", unknown field "spec.foo"'
+        )
+        for mode, warned in (("", True), ("?fieldValidation=Warn", True), ("?fieldValidation=Ignore", False)):
+            name = f"p{attempt}-{mode.rpartition('=')[2].lower() or 'default'}"
+            async with api.session.post(
+                f"{api.url}{pods}{mode}",
+                data=orjson.dumps(pod_with_unknown_field(name)),
+                headers={"Content-Type": "application/json"},
+            ) as resp:
+                assert resp.status == 201, await resp.text()
+                warnings = resp.headers.getall("Warning", [])
+                created = orjson.loads(await resp.read())
+            expected = [
+                '299 - "unknown field \\"spec.containers[0].colour\\""',
+                '299 - "unknown field \\"spec.foo\\""',
+            ]
+            assert warnings == (expected if warned else [])
+            assert "foo" not in created["spec"] and "colour" not in created["spec"]["containers"][0]
