@@ -250,3 +250,44 @@ async def test_field_validation_modes_also_for_a_spec_seen_before(api: Api) -> N
             ]
             assert warnings == (expected if warned else [])
             assert "foo" not in created["spec"] and "colour" not in created["spec"]["containers"][0]
+
+
+def gadget_crd() -> Obj:
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"color": {"type": "string"}}}},
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "selectableFields": [{"jsonPath": ".spec.color"}],
+                }
+            ],
+        },
+    }
+
+
+async def test_crd_selectable_fields_filter_lists(api: Api) -> None:
+    await api.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadget_crd())
+    gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+    for name, color in (("g1", "red"), ("g2", "blue")):
+        gadget = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": name}}
+        await api.ok("POST", gadgets, gadget | {"spec": {"color": color}})
+    red = await api.ok("GET", f"{gadgets}?fieldSelector=spec.color%3Dred")
+    assert [i["metadata"]["name"] for i in red["items"]] == ["g1"]
+    not_red = await api.ok("GET", f"{gadgets}?fieldSelector=spec.color!%3Dred,metadata.name%3Dg2")
+    assert [i["metadata"]["name"] for i in not_red["items"]] == ["g2"]
+    status, payload = await api.call("GET", f"{gadgets}?fieldSelector=spec.size%3D1")
+    assert status == 400 and payload["reason"] == "BadRequest", payload
+    assert '"spec.size" is not a known field selector' in payload["message"]
