@@ -373,3 +373,21 @@ async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
     assert seen[0].extra == "healthy-controller" and seen[0].stopping is manager.stopping
     manager.request_shutdown("test")
     assert await asyncio.wait_for(running, 10) == 0
+
+
+async def test_a_controller_that_cannot_be_constructed_stops_start_up_with_exit_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from manager.cli import serve
+
+    class Exploding(Healthy):
+        name = "exploding-controller"
+
+        def __init__(self, ctx: BaseContext) -> None:
+            raise ValueError("bad wiring")
+
+    assert await serve(plain_settings(), [info(Exploding)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        "aiokcm: StartupError: controller exploding-controller failed to initialise: ValueError: bad wiring"
+    )
