@@ -62,8 +62,24 @@ def query_int(request: web.Request, name: str) -> int | None:
         ) from None
 
 
+_resolved: dict[tuple[int, int, str], tuple[Registry, Target | None]] = {}
+
+
 def resolve(registry: Registry, path: str) -> Target | None:
-    """Map /api/v1/... or /apis/<g>/<v>/... to a Target; None means 404 (unknown group/version/resource)."""
+    """Map /api/v1/... or /apis/<g>/<v>/... to a Target; None means 404 (unknown group/version/resource).
+    Remembered per path until the registry changes: clients hit the same collection paths over and over."""
+    key = (id(registry), registry.generation, path)
+    hit = _resolved.get(key)
+    if hit is not None and hit[0] is registry:
+        return hit[1]
+    target = _resolve(registry, path)
+    if len(_resolved) >= 4096:
+        _resolved.clear()
+    _resolved[key] = (registry, target)
+    return target
+
+
+def _resolve(registry: Registry, path: str) -> Target | None:
     parts = [p for p in path.split("/") if p]
     if parts and parts[0] == "api" and len(parts) >= 3 and parts[1] == "v1":
         group, version, rest = "", "v1", parts[2:]
