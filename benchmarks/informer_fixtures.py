@@ -299,11 +299,13 @@ class PagedListClient(ApiClient):
 class FakeContent:
     def __init__(self, data: list[bytes]) -> None:
         self.data = data
+        self.position = 0
 
     async def iter_any(self) -> AsyncIterator[bytes]:
-        for chunk in self.data:
+        while self.position < len(self.data):  # a new reader continues where the last one stopped
             await asyncio.sleep(0)  # a socket read suspends: handler tasks run in between, as in production
-            yield chunk
+            self.position += 1
+            yield self.data[self.position - 1]
 
 
 class FakeResponse:

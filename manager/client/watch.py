@@ -46,6 +46,7 @@ class WatchStream:
         self._response: aiohttp.ClientResponse | None = None
         self._iterator: AsyncIterator[WatchEvent] | None = None
         self._unread: list[list[bytes]] = []
+        self._pending: list[bytes] = []  # the incomplete last line of the latest read
         self.decode_errors = 0
         self.events = 0
 
@@ -81,15 +82,17 @@ class WatchStream:
     async def line_batches(self) -> AsyncIterator[list[bytes]]:
         """The complete lines of each network read, undecoded (empty lines included).
 
-        For consumers that decode a whole batch in one synchronous block (the reflector does, with the
-        cyclic GC paused). An event split across reads is joined once, without quadratic copying.
+        For consumers that decode a whole batch in one synchronous block (the reflector does). An event
+        split across reads is joined once, without quadratic copying. The partial line lives on the stream,
+        not in the generator, so a consumer may stop iterating and call `line_batches()` again (the
+        streaming list does, after its end bookmark) without losing bytes.
         """
         await self.open()
         response = self._response
         assert response is not None
         while self._unread:
             yield self._unread.pop(0)
-        pending: list[bytes] = []
+        pending = self._pending
         async for chunk in response.content.iter_any():
             if b"\n" not in chunk:
                 pending.append(chunk)
@@ -104,7 +107,9 @@ class WatchStream:
                 pending.append(tail)
             yield lines
         if pending:
-            yield [b"".join(pending)]
+            rest = b"".join(pending)
+            pending.clear()
+            yield [rest]
 
     async def _events(self) -> AsyncIterator[WatchEvent]:
         try:

@@ -229,12 +229,14 @@ async def test_handler_added_while_a_list_is_applied_sees_each_object_once(infor
 
 
 class _Content:
+    """Like aiohttp's StreamReader: each `iter_any()` continues where the previous reader stopped."""
+
     def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = chunks
+        self.chunks = list(chunks)
 
     async def iter_any(self) -> Any:
-        for chunk in self.chunks:
-            yield chunk
+        while self.chunks:
+            yield self.chunks.pop(0)
 
 
 class _Response:
@@ -298,3 +300,28 @@ async def test_a_dropped_informer_is_freed_even_after_a_freeze() -> None:
     ref = weakref.ref(dropped)
     del dropped
     assert ref() is None  # no reference cycle: reference counting alone frees it
+
+
+@pytest.mark.parametrize("read_size", [5, 7, 13, 50, 333])
+async def test_streaming_list_hands_over_the_same_stream_without_losing_bytes(
+    informer: SharedInformer, read_size: int
+) -> None:
+    import orjson
+
+    end = {
+        "kind": "Pod",
+        "metadata": {"resourceVersion": "7", "annotations": {"k8s.io/initial-events-end": "true"}},
+    }
+    lines = [
+        orjson.dumps({"type": "ADDED", "object": pod("a", "5")}),
+        orjson.dumps({"type": "BOOKMARK", "object": end}),
+        orjson.dumps({"type": "MODIFIED", "object": pod("a", "8")}),
+        orjson.dumps({"type": "ADDED", "object": pod("b", "9")}),
+    ]
+    stream = _stream(b"\n".join(lines) + b"\n", read_size)
+    await informer.reflector._initial_events(stream)
+    assert informer.has_synced() and informer.last_sync_resource_version == "7"
+    await informer.reflector._consume(stream)
+    assert informer.decode_errors == 0
+    assert informer.indexer.get("default", "a")["metadata"]["resourceVersion"] == "8"  # type: ignore[index]
+    assert informer.indexer.get("default", "b") is not None
