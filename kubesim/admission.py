@@ -154,11 +154,12 @@ class Write:
         self.check_fields(obj)
         meta.check_micro_times(rtype, obj)
         meta.prepare_create(rtype, obj, self.ctx.clock())
-        defaults.apply_defaults(self.resource, obj)
-        self.validate(obj, None)
+        defaults.apply_defaults(self.resource, obj, admission=False)
         stored = from_view(rtype, obj)
-        if record_fields:
+        if record_fields:  # as upstream: after defaulting, before mutating admission
             apply.record_update(None, stored, self.manager, self.gvk, None)
+        defaults.admit(self.resource, stored)  # pods only, whose stored form is the served one
+        self.validate(obj, None)
         if self.dry_run:
             if self.ctx.store.entry(rtype.key, self.target.namespace, name) is not None:
                 raise errors.already_exists(rtype.plural, rtype.group, name)

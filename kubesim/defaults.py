@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim import schemas
-from kubesim.defaults_pod import ensure_dict, pod_defaults, pod_spec_defaults
+from kubesim.defaults_pod import ensure_dict, pod_admission, pod_defaults_only, pod_spec_defaults
 
 JSON = dict[str, Any]
 
@@ -199,7 +199,7 @@ def _replication_controller(obj: JSON) -> None:
 
 
 _BY_RESOURCE: dict[str, Callable[[JSON], None]] = {
-    "pods": pod_defaults,
+    "pods": pod_defaults_only,
     "jobs.batch": _job,
     "cronjobs.batch": _cronjob,
     "replicasets.apps": _replicaset,
@@ -235,12 +235,25 @@ def schema_defaults(value: Any, node: JSON | None) -> None:
                 schema_defaults(item, node["items"])
 
 
-def apply_defaults(resource: str, obj: JSON) -> None:
-    """Default `obj` of `resource` ("pods", "jobs.batch", ...) in place. Custom resources take the defaults
+_ADMISSION: dict[str, Callable[[JSON], None]] = {"pods": pod_admission}
+
+
+def admit(resource: str, obj: JSON) -> None:
+    """What the default mutating admission plugins add (pods: service account, priority, tolerations)."""
+    plugin = _ADMISSION.get(resource)
+    if plugin is not None:
+        plugin(obj)
+
+
+def apply_defaults(resource: str, obj: JSON, *, admission: bool = True) -> None:
+    """Default `obj` of `resource` ("pods", "jobs.batch", ...) in place, then (unless `admission` is
+    False: a create does it after recording managedFields) run `admit`. Custom resources take the defaults
     of their CRD schema (registered with kubesim.schemas); other unknown resources are left alone."""
     defaulter = _BY_RESOURCE.get(resource)
     if defaulter is not None:
         defaulter(obj)
+        if admission:
+            admit(resource, obj)
         return
     group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
     gvk = (group, version, str(obj.get("kind") or ""))

@@ -165,8 +165,14 @@ _POD_SPEC = object()  # memo owner: pod specs defaulted as pods
 
 
 def pod_defaults(obj: JSON) -> None:
-    """Defaults of a whole pod; the spec's are a function of the spec alone, remembered per spec (the
-    pods of one template are defaulted once)."""
+    """Defaulting and the create-time admission plugins of a whole pod."""
+    pod_defaults_only(obj)
+    pod_admission(obj)
+
+
+def pod_defaults_only(obj: JSON) -> None:
+    """SetDefaults_Pod and the spec/container defaults, plus the create-time status. The spec's defaults are
+    a function of the spec alone, remembered per spec (the pods of one template are defaulted once)."""
     spec = ensure_dict(obj, "spec")
     key, known = _SPECS.lookup(_POD_SPEC, None, spec)
     if known is not None:
@@ -182,23 +188,11 @@ def pod_defaults(obj: JSON) -> None:
     status.setdefault("qosClass", qos)
 
 
-def _pod_spec_defaults(spec: JSON) -> None:
-    for key in ("initContainers", "containers"):
-        for container in spec.get(key) or []:
-            resources = container.get("resources") if isinstance(container, dict) else None
-            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-                requests = ensure_dict(resources, "requests")
-                for name, quantity in resources["limits"].items():
-                    requests.setdefault(name, quantity)
-    spec.setdefault("enableServiceLinks", True)
-    if spec.get("hostNetwork"):  # with host networking every container port is a host port
-        for key in ("initContainers", "containers"):
-            for container in spec.get(key) or []:
-                for port in (container.get("ports") or []) if isinstance(container, dict) else []:
-                    if isinstance(port, dict) and not port.get("hostPort"):
-                        port["hostPort"] = port.get("containerPort")
-    pod_spec_defaults(spec)
-    # admission plugins: ServiceAccount, Priority, DefaultTolerationSeconds
+def pod_admission(obj: JSON) -> None:
+    """What the default admission plugins add to a pod being created: ServiceAccount, Priority and
+    DefaultTolerationSeconds. They run after the write's managedFields are computed, so the writer does not
+    own these fields (as upstream, where the field manager runs before mutating admission)."""
+    spec = ensure_dict(obj, "spec")
     if not spec.get("serviceAccountName"):
         spec["serviceAccountName"] = spec["serviceAccount"] = "default"
     if spec.get("priority") is None:
@@ -218,3 +212,21 @@ def _pod_spec_defaults(spec: JSON) -> None:
                 {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
             )
     spec["tolerations"] = tolerations
+
+
+def _pod_spec_defaults(spec: JSON) -> None:
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                requests = ensure_dict(resources, "requests")
+                for name, quantity in resources["limits"].items():
+                    requests.setdefault(name, quantity)
+    spec.setdefault("enableServiceLinks", True)
+    if spec.get("hostNetwork"):  # with host networking every container port is a host port
+        for key in ("initContainers", "containers"):
+            for container in spec.get(key) or []:
+                for port in (container.get("ports") or []) if isinstance(container, dict) else []:
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
+    pod_spec_defaults(spec)

@@ -291,3 +291,40 @@ async def test_crd_selectable_fields_filter_lists(api: Api) -> None:
     status, payload = await api.call("GET", f"{gadgets}?fieldSelector=spec.size%3D1")
     assert status == 400 and payload["reason"] == "BadRequest", payload
     assert '"spec.size" is not a known field selector' in payload["message"]
+
+
+async def test_create_owns_defaulted_fields_but_not_what_admission_adds(api: Api) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nginx", "labels": {"run": "nginx"}},
+        "spec": {"containers": [{"name": "nginx", "image": "nginx"}]},
+    }
+    for name in ("nginx", "nginx-again"):  # the second pod's spec defaults come from the memo
+        pod["metadata"]["name"] = name
+        created = await api.ok("POST", "/api/v1/namespaces/default/pods?fieldManager=kubectl-run", pod)
+        assert created["spec"]["serviceAccountName"] == "default" and len(created["spec"]["tolerations"]) == 2
+        [entry] = created["metadata"]["managedFields"]
+        assert entry["manager"] == "kubectl-run" and entry["operation"] == "Update"
+        assert entry["fieldsV1"] == {  # what a real cluster records for `kubectl run nginx --image=nginx`
+            "f:metadata": {"f:labels": {".": {}, "f:run": {}}},
+            "f:spec": {
+                "f:containers": {
+                    'k:{"name":"nginx"}': {
+                        ".": {},
+                        "f:image": {},
+                        "f:imagePullPolicy": {},
+                        "f:name": {},
+                        "f:resources": {},
+                        "f:terminationMessagePath": {},
+                        "f:terminationMessagePolicy": {},
+                    }
+                },
+                "f:dnsPolicy": {},
+                "f:enableServiceLinks": {},
+                "f:restartPolicy": {},
+                "f:schedulerName": {},
+                "f:securityContext": {},
+                "f:terminationGracePeriodSeconds": {},
+            },
+        }
