@@ -22,9 +22,9 @@ seconds; an exception → retry after the rate limiter's backoff; TerminalError 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import structlog
 
@@ -55,6 +55,7 @@ __all__ = [
     "PolicyRule",
     "Request",
     "Result",
+    "SecondaryQueue",
     "TerminalError",
     "Watch",
     "for_",
@@ -79,6 +80,20 @@ class PolicyRule:
         if self.resource_names:
             rule["resourceNames"] = list(self.resource_names)
         return rule
+
+
+T = TypeVar("T", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class SecondaryQueue(Generic[T]):
+    """A work queue beside the controller's key queue, with its own workers and handler (e.g. the Job
+    controller's `job_orphan_pod` queue). Return them from `Controller.secondary_queues()`: the default
+    `run()` runs them once the informers have synced, and `drain()` stops them."""
+
+    queue: RateLimitingQueue[T]
+    handler: Callable[[T], Awaitable[None]]
+    workers: int = 1
 
 
 @dataclass
@@ -117,6 +132,8 @@ class Controller:
       limiter, max(per item 5 ms·2^n ≤ 1000 s, 10 qps burst 100)).
     - `rbac`: the PolicyRules it needs; `watches`: its informers and event mappings (`for_`, `owns`,
       `watches`); override `declare_watches()` instead when they depend on the instance.
+    - secondary queues: override `secondary_queues()` to run more queues, each with its own handler and
+      workers, beside the reconcile workers (see `SecondaryQueue`); `run_queue()` runs one by hand.
     - `need_leader_election`: False starts the controller right after the informer caches sync, on
       standby replicas too (for controllers that only read or only touch replica-local state); True (the
       default) starts it once this replica holds the leader lease.
@@ -153,6 +170,11 @@ class Controller:
     def declare_watches(self) -> Iterable[Watch]:
         """The controller's watches; by default the `watches` class attribute."""
         return type(self).watches
+
+    def secondary_queues(self) -> Iterable[SecondaryQueue[Any]]:
+        """Queues the default `run()` works on beside the reconcile queue; none by default. Return the same
+        queue objects every time (they outlive a restart of `run()`)."""
+        return ()
 
     # ------------------------------------------------------------------ one-line helpers for subclasses
     def workqueue_name(self) -> str:
@@ -255,20 +277,51 @@ class Controller:
         raise ValueError(f"{self.name}: malformed watch {watch!r}")
 
     async def run(self) -> None:
-        """Wait for the informers to sync, then run `workers()` reconcile workers until cancelled.
+        """Wait for the informers to sync, then run `workers()` reconcile workers (and the workers of every
+        `secondary_queues()` entry) until cancelled.
 
-        Restartable: the queue and the handlers survive, so a second `run()` after a crash resumes.
+        Restartable: the queues and the handlers survive, so a second `run()` after a crash resumes.
         """
         from manager.runner import run_workers
 
         self.setup()
         if self.ctx.informers is not None:
             self.ctx.informers.start()  # idempotent; the manager has normally started them already
-        await run_workers(self)
+        secondaries = list(self.secondary_queues())
+        if not secondaries:
+            await run_workers(self)
+            return
+        async with asyncio.TaskGroup() as group:
+            group.create_task(run_workers(self))
+            for secondary in secondaries:
+                group.create_task(self.run_queue(secondary.queue, secondary.handler, secondary.workers))
+
+    async def wait_for_sync(self) -> None:
+        """Wait until every informer this controller watches has synced and handed its initial list to the
+        controller's handlers."""
+        from manager.runner import wait_for_sync
+
+        self.setup()
+        await wait_for_sync(self)
+
+    async def run_queue(
+        self, queue: RateLimitingQueue[T], handler: Callable[[T], Awaitable[None]], workers: int = 1
+    ) -> None:
+        """Run `workers` workers on `queue` once the informers have synced, until cancelled, the queue shuts
+        down or the manager begins stopping. An item whose `handler` raises is retried through the queue's
+        rate limiter; one that succeeds has its failures forgotten."""
+        from manager.runner import run_queue
+
+        self.setup()
+        await run_queue(self, queue, handler, workers)
 
     async def drain(self) -> None:
-        """Graceful stop: refuse new keys, let in-flight reconciles finish, make the workers return."""
-        await self.queue.shut_down_with_drain()
+        """Graceful stop: refuse new keys, let in-flight reconciles (and secondary items) finish, make the
+        workers return."""
+        await asyncio.gather(
+            self.queue.shut_down_with_drain(),
+            *(secondary.queue.shut_down_with_drain() for secondary in self.secondary_queues()),
+        )
 
     def debug_state(self) -> dict[str, Any]:
         """Queue, workers and the last reconcile error, merged into /debug/controllers."""

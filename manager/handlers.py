@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from manager.resources import GroupVersionResource
 
@@ -154,7 +154,10 @@ class EnqueueMapped:
                 self._enqueue(request)
 
 
-HandlerFactory = Callable[["Controller"], EventHandler]
+ControllerT = TypeVar("ControllerT", bound="Controller")
+# Called with the controller that declared the watch; typed per watch by `watches()`, so a subclass's own
+# handler class (taking that subclass) fits without a cast.
+HandlerFactory = Callable[[Any], EventHandler]
 
 
 @dataclass(frozen=True)
@@ -210,14 +213,17 @@ def watches(
     resource: GroupVersionResource,
     map_fn: MapFunc | None = None,
     *,
-    handler: HandlerFactory | None = None,
+    handler: Callable[[ControllerT], EventHandler] | None = None,
     namespace: str | None = None,
     label_selector: str | None = None,
     field_selector: str | None = None,
     metadata_only: bool = False,
 ) -> Watch:
     """Any other resource: either `map_fn(obj) -> Iterable[Request]`, or `handler(controller)` returning
-    a full event handler (on_add/on_update/on_delete) that may use the controller's queue and state."""
+    a full event handler (on_add/on_update/on_delete) that may use the controller's queue and state.
+
+    `handler` may take the declaring controller's own class (e.g. a handler class whose `__init__` takes
+    `MyController`): it is only ever called with the controller that declares the watch."""
     if (map_fn is None) == (handler is None):
         raise ValueError("watches() needs exactly one of map_fn or handler")
     return Watch(

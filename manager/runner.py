@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import itertools
+import os
 import time
-import uuid
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
 from manager.handlers import Request
-from manager.workqueue import QueueShutDown
+from manager.workqueue import QueueShutDown, RateLimitingQueue
 
 if TYPE_CHECKING:
     from manager.controller import Controller
+
+T = TypeVar("T", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,9 @@ PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 SYNC_POLL_INTERVAL = 0.05
+# reconcile_id: unique per process run without a urandom read per reconcile.
+_RUN_PREFIX = os.urandom(4).hex()
+_RECONCILE_IDS = itertools.count(1)
 DEBUG_MAX_KEYS = 20
 
 
@@ -145,23 +152,66 @@ async def run_workers(ctl: Controller) -> None:
     try:
         async with asyncio.TaskGroup() as group:
             workers = [group.create_task(worker(ctl), name=f"{ctl.name}-worker-{i}") for i in range(count)]
-            group.create_task(_stop_when_stopping(ctl, stopping, workers))
+            group.create_task(_stop_when_stopping(ctl.queue, stopping, workers))
     finally:
         ctl.stats.workers_started = False
         log.info("workers stopped")
 
 
 async def _stop_when_stopping(
-    ctl: Controller, stopping: asyncio.Event, workers: list[asyncio.Task[None]]
+    queue: RateLimitingQueue[Any], stopping: asyncio.Event, workers: list[asyncio.Task[None]]
 ) -> None:
-    """Shutdown began: take no new keys; workers finish their current reconcile and return."""
+    """Shutdown began: take no new keys; workers finish their current item and return."""
     waiter = asyncio.ensure_future(stopping.wait())
     try:
         done, _ = await asyncio.wait([waiter, *workers], return_when=asyncio.FIRST_COMPLETED)
         if waiter in done:
-            ctl.queue.shut_down()
+            queue.shut_down()
     finally:
         waiter.cancel()
+
+
+async def run_queue(
+    ctl: Controller,
+    queue: RateLimitingQueue[T],
+    handler: Callable[[T], Awaitable[None]],
+    workers: int = 1,
+) -> None:
+    """Run `workers` workers on one of the controller's secondary queues until cancelled, the queue shuts
+    down, or the manager begins stopping. Each awaits `handler(item)`: success forgets the item's failures,
+    an exception retries it through the queue's rate limiter (logged at warning)."""
+    await wait_for_sync(ctl)
+    async with asyncio.TaskGroup() as group:
+        tasks = [
+            group.create_task(_queue_worker(ctl, queue, handler), name=f"{queue.name or ctl.name}-worker-{i}")
+            for i in range(workers)
+        ]
+        group.create_task(_stop_when_stopping(queue, ctl.ctx.stopping, tasks))
+
+
+async def _queue_worker(
+    ctl: Controller, queue: RateLimitingQueue[T], handler: Callable[[T], Awaitable[None]]
+) -> None:
+    while True:
+        try:
+            item = await queue.get()
+        except QueueShutDown:
+            return
+        try:
+            await handler(item)
+        except asyncio.CancelledError:
+            queue.add(item)  # interrupted: it runs again after a restart
+            raise
+        except Exception as exc:
+            queue.add_rate_limited(item)
+            ctl.log.warning(
+                "queue item failed", queue=queue.name or ctl.name, item=str(item),
+                error=f"{type(exc).__name__}: {exc}", requeues=queue.num_requeues(item),
+            )
+        else:
+            queue.forget(item)
+        finally:
+            queue.done(item)
 
 
 async def worker(ctl: Controller) -> None:
@@ -192,7 +242,7 @@ async def process(ctl: Controller, request: Request) -> None:
     name = ctl.name
     queue = ctl.queue
     with structlog.contextvars.bound_contextvars(
-        controller=name, key=request.key, reconcile_id=uuid.uuid4().hex
+        controller=name, key=request.key, reconcile_id=f"{_RUN_PREFIX}-{next(_RECONCILE_IDS):x}"
     ):
         start = time.perf_counter()
         ctl.stats.reconciles += 1

@@ -7,7 +7,6 @@ Tunables are class attributes so tests and benchmarks can subclass instead of pa
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from manager import (
     RateLimitingQueue,
     Request,
     Result,
+    SecondaryQueue,
 )
 from manager import watches as watch_with
 
@@ -69,10 +69,7 @@ class JobController(Controller):
         PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
         PolicyRule(("", "events.k8s.io"), ("events",), ("create", "update", "patch")),
     )
-    watches = (
-        watch_with(JOBS, handler=lambda ctl: JobEventHandler(ctl)),  # type: ignore[arg-type]
-        watch_with(PODS, handler=lambda ctl: PodEventHandler(ctl)),  # type: ignore[arg-type]
-    )
+    watches = (watch_with(JOBS, handler=JobEventHandler), watch_with(PODS, handler=PodEventHandler))
 
     # Tunables (upstream values); tests subclass to shorten them.
     sync_batch_period: ClassVar[float] = 1.0
@@ -91,6 +88,7 @@ class JobController(Controller):
         self.orphan_queue: RateLimitingQueue[str] = RateLimitingQueue(
             "job_orphan_pod", rate_limiter=job_rate_limiter()
         )
+        self._secondary = (SecondaryQueue(self.orphan_queue, self.handle_orphan_pod, workers=1),)
         self._pod_control: PodControl | None = None
         self._jobs: Any = None
         self.stale_writes = StaleWrites(self.enqueue_key, self.enqueue_key_after)
@@ -205,35 +203,9 @@ class JobController(Controller):
         await sync_job(self, request.key)
         return None
 
-    async def run(self) -> None:
-        self.setup()
-        async with asyncio.TaskGroup() as group:
-            group.create_task(super().run())
-            group.create_task(self._orphan_worker())
+    def secondary_queues(self) -> tuple[SecondaryQueue[str], ...]:
+        return self._secondary
 
-    async def _orphan_worker(self) -> None:
-        from manager import QueueShutDown
-
-        informer = self.informer(PODS)
-        while not informer.has_synced():  # noqa: ASYNC110 - has_synced() is the informer contract
-            await asyncio.sleep(0.05)
-        queue = self.orphan_queue
-        while True:
-            try:
-                key = await queue.get()
-            except QueueShutDown:
-                return
-            try:
-                await self.handle_orphan_pod(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.log.warning("removing orphan pod finalizer failed", pod=key, error=str(exc))
-                queue.add_rate_limited(key)
-            else:
-                queue.forget(key)
-            finally:
-                queue.done(key)
 
     async def handle_orphan_pod(self, key: str) -> None:
         pod: Obj | None = self.pods.get_by_key(key)
@@ -252,7 +224,3 @@ class JobController(Controller):
                 return  # adopted (or still owned by a live Job): its sync handles the finalizer
         with contextlib.suppress(NotFound):
             await self.pod_control.remove_tracking_finalizer(pod)
-
-    async def drain(self) -> None:
-        self.orphan_queue.shut_down()
-        await super().drain()

@@ -19,8 +19,10 @@ from manager import (
     ControllerContext,
     InformerFactory,
     ItemExponentialFailureRateLimiter,
+    RateLimitingQueue,
     Request,
     Result,
+    SecondaryQueue,
     TerminalError,
     for_,
     owns,
@@ -332,3 +334,109 @@ async def test_owns_and_map_fn_through_informers(kubesim: Any) -> None:
             await task
         await factory.shutdown()
         await client.close()
+
+
+# ------------------------------------------------ secondary queues, wait_for_sync, typed handlers
+
+class LabelCounter:
+    """A handler class taking the concrete controller: `watches(handler=...)` is generic, no cast."""
+
+    def __init__(self, ctl: Sidecar) -> None:
+        self.ctl = ctl
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.ctl.side.add(obj["metadata"]["name"])
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self.ctl.side.add(new["metadata"]["name"])
+
+    def on_delete(self, obj: Any) -> None:
+        pass
+
+
+class Sidecar(Controller):
+    """A key queue plus a secondary `sidecar` queue fed by a typed handler; items named fail-* fail twice."""
+
+    name = "sidecar-controller"
+    watches = (
+        for_(CONFIGMAPS, label_selector="app=primary"),
+        watches(CONFIGMAPS, handler=LabelCounter, label_selector="app=side"),
+    )
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.side: RateLimitingQueue[str] = RateLimitingQueue(
+            "sidecar", rate_limiter=ItemExponentialFailureRateLimiter(0.02, 0.1))
+        self.handled: dict[str, int] = {}
+        self.cache_size_at_first_item: int | None = None
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    def secondary_queues(self) -> tuple[SecondaryQueue[str], ...]:
+        return (SecondaryQueue(self.side, self.handle_side, workers=2),)
+
+    async def handle_side(self, name: str) -> None:
+        if self.cache_size_at_first_item is None:
+            self.cache_size_at_first_item = len(self.lister(CONFIGMAPS, label_selector="app=side"))
+        await self.gate.wait()
+        self.handled[name] = self.handled.get(name, 0) + 1
+        if name.startswith("fail-") and self.handled[name] < 3:
+            raise RuntimeError("transient")
+
+    async def reconcile(self, request: Request) -> Result | None:
+        return None
+
+
+def side_configmap(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "side"}}}
+
+
+@pytest.fixture
+async def sidecar(kubesim: Any) -> AsyncIterator[tuple[ApiClient, Sidecar]]:
+    client = await create_client(master=kubesim.url)
+    factory = InformerFactory(client)
+    ctl = Sidecar(ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
+                                    client=client, informers=factory))
+    yield client, ctl
+    await factory.shutdown()
+    await client.close()
+
+
+async def test_secondary_queue_runs_after_sync_and_retries_with_its_rate_limiter(
+    sidecar: tuple[ApiClient, Sidecar],
+) -> None:
+    client, ctl = sidecar
+    for i in range(5):
+        await client.create(CONFIGMAPS, side_configmap(f"before-{i}"))
+    task = asyncio.create_task(ctl.run())
+    try:
+        await ctl.wait_for_sync()
+        assert ctl.informer(CONFIGMAPS, label_selector="app=side").has_synced()
+        await wait_for(lambda: all(f"before-{i}" in ctl.handled for i in range(5)))
+        assert ctl.cache_size_at_first_item == 5, "secondary workers start only after the informers synced"
+        await client.create(CONFIGMAPS, side_configmap("fail-once"))
+        await wait_for(lambda: ctl.handled.get("fail-once") == 3, message="retried until it succeeds")
+        await wait_for(lambda: ctl.side.num_requeues("fail-once") == 0, message="success forgets failures")
+        assert all(ctl.handled[f"before-{i}"] == 1 for i in range(5))
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_drain_and_stopping_end_the_secondary_queue(sidecar: tuple[ApiClient, Sidecar]) -> None:
+    client, ctl = sidecar
+    task = asyncio.create_task(ctl.run())
+    await ctl.wait_for_sync()
+    ctl.gate.clear()
+    await client.create(CONFIGMAPS, side_configmap("in-flight"))
+    await wait_for(lambda: "in-flight" in ctl.side.processing)
+    drained = asyncio.create_task(ctl.drain())
+    await asyncio.sleep(0)
+    assert not drained.done(), "drain waits for the item in flight"
+    ctl.gate.set()
+    await asyncio.wait_for(drained, 5)
+    assert ctl.handled["in-flight"] == 1 and ctl.side.shutting_down()
+    ctl.ctx.stopping.set()
+    await asyncio.wait_for(task, 5)
