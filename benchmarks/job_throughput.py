@@ -5,7 +5,7 @@ in a separate process, client-side rate limits off. Two scenarios:
   many      500 one-pod Jobs created at once
 
     .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
-                                                  [--concurrent-job-syncs 5]
+                                                  [--concurrent-job-syncs 5] [--scenario both|one-big|many]
 
 Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at warning)
 and this driver (creates the Jobs, polls for completion). For each scenario: wall time from the first create
@@ -152,16 +152,18 @@ async def run_scenario(
     return {"wall": wall, "cpu": cpu, "sim": sim}
 
 
-async def main(completions: int, parallelism: int, count: int, workers: int) -> None:
+async def main(completions: int, parallelism: int, count: int, workers: int, scenario: str) -> None:
     sim_proc, url = start_kubesim()
     log_path = os.path.join(tempfile.gettempdir(), f"job_throughput_manager_{os.getpid()}.log")
     manager_proc = start_manager(url, log_path, workers)
     client = await create_client(master=url, qps=0)
     try:
-        big = [job("big", completions, parallelism)]
-        await run_scenario(client, sim_proc.pid, manager_proc.pid, "one-big", big, completions)
-        jobs = [job(f"small-{i}", 1, 1) for i in range(count)]
-        await run_scenario(client, sim_proc.pid, manager_proc.pid, "many", jobs, count)
+        if scenario in ("both", "one-big"):
+            big = [job("big", completions, parallelism)]
+            await run_scenario(client, sim_proc.pid, manager_proc.pid, "one-big", big, completions)
+        if scenario in ("both", "many"):
+            jobs = [job(f"small-{i}", 1, 1) for i in range(count)]
+            await run_scenario(client, sim_proc.pid, manager_proc.pid, "many", jobs, count)
     finally:
         await client.close()
         for proc in (manager_proc, sim_proc):
@@ -176,5 +178,6 @@ if __name__ == "__main__":
     parser.add_argument("--parallelism", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--concurrent-job-syncs", type=int, default=5, help="the manager's Job workers")
+    parser.add_argument("--scenario", choices=("both", "one-big", "many"), default="both")
     args = parser.parse_args()
-    asyncio.run(main(args.completions, args.parallelism, args.jobs, args.concurrent_job_syncs))
+    asyncio.run(main(args.completions, args.parallelism, args.jobs, args.concurrent_job_syncs, args.scenario))
