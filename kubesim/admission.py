@@ -11,7 +11,7 @@ from aiohttp import web
 from kubesim import apply, defaults, errors, meta, validation
 from kubesim.context import ApiContext, encode, from_view, json_response, to_view
 from kubesim.request import Target, check_kind, decode_object, read_body
-from kubesim.store import Entry
+from kubesim.store import Entry, format_time
 from kubesim.types import ResourceType
 
 JSON = dict[str, Any]
@@ -49,6 +49,10 @@ class Write:
         self.manager = query.get("fieldManager") or agent
         self.warnings: list[str] = []
         self._stored: Entry | None = None  # the store's entry of this write: its bytes are the response
+
+    def now(self) -> str:
+        """The managedFields time of this write, on the simulator's clock."""
+        return format_time(self.ctx.clock())
 
     @property
     def gvk(self) -> tuple[str, str, str]:
@@ -157,7 +161,7 @@ class Write:
         defaults.apply_defaults(self.resource, obj, admission=False)
         stored = from_view(rtype, obj)
         if record_fields:  # as upstream: after defaulting, before mutating admission
-            apply.record_update(None, stored, self.manager, self.gvk, None)
+            apply.record_update(None, stored, self.manager, self.gvk, None, now=self.now())
         defaults.admit(self.resource, stored)  # pods only, whose stored form is the served one
         self.validate(obj, None)
         if self.dry_run:
@@ -197,7 +201,7 @@ class Write:
         self.validate(new, old_view, status=subresource == "status")
         stored = from_view(rtype, new)
         if record_fields:
-            apply.record_update(old, stored, self.manager, self.gvk, subresource)
+            apply.record_update(old, stored, self.manager, self.gvk, subresource, now=self.now())
         if self.dry_run:
             current = self.ctx.store.entry(rtype.key, self.target.namespace, name)
             sent = stored["metadata"].get("resourceVersion")

@@ -328,3 +328,15 @@ async def test_create_owns_defaulted_fields_but_not_what_admission_adds(api: Api
                 "f:terminationGracePeriodSeconds": {},
             },
         }
+
+
+async def test_managed_fields_times_follow_the_simulator_clock(kubesim_factory: KubeSimFactory) -> None:
+    sim = await kubesim_factory(kubelet=False, clock=lambda: 1_000_000_000.0)
+    async with aiohttp.ClientSession() as session:
+        api = Api(session, sim.url)
+        created = await api.ok("POST", CMS, configmap("a"))
+        applied = await api.ok("PATCH", f"{CMS}/b?fieldManager=applier", configmap("b"), APPLY)
+        updated = await api.ok("PATCH", f"{CMS}/a?fieldManager=patcher", {"data": {"x": "y"}}, MERGE)
+    for obj in (created, applied, updated):
+        assert obj["metadata"]["creationTimestamp"] == "2001-09-09T01:46:40Z"
+        assert {e["time"] for e in obj["metadata"]["managedFields"]} == {"2001-09-09T01:46:40Z"}
