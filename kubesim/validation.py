@@ -37,6 +37,8 @@ def _name_rule(resource: str) -> str:
     return _NAME_RULES.get(resource, "subdomain")
 
 
+_SECTIONS = ValueMemo()  # unknown fields of top-level sections (a pod template's spec, sent again and again)
+_SPECS = ValueMemo()  # causes of pod specs
 _POD_SPEC = object()  # memo owner: pod specs validated as pods
 
 
@@ -97,10 +99,6 @@ def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
     elif resource not in _TYPE_RULES:
         causes += _custom(new)
     return causes
-
-
-_SECTIONS = ValueMemo()
-_SPECS = ValueMemo()
 
 
 def unknown_fields(gvk: GVK, obj: JSON) -> list[str]:
