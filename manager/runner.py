@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import itertools
 import os
 import time
@@ -115,6 +116,17 @@ def debug_state(ctl: Controller) -> dict[str, Any]:
         "last_reconcile_error_key": stats.last_error_key,
         "last_reconcile_error_time": stats.last_error_time,
     }
+
+
+@functools.cache
+def _reconcile_time(controller: str) -> Any:
+    """The controller's histogram child: labels() takes a lock and builds a tuple, once per reconcile."""
+    return RECONCILE_TIME.labels(controller)
+
+
+@functools.cache
+def _reconcile_total(controller: str, result: str) -> Any:
+    return RECONCILE_TOTAL.labels(controller, result)
 
 
 def init_metrics(controller: str) -> None:
@@ -254,27 +266,27 @@ async def process(ctl: Controller, request: Request) -> None:
                 raise  # we are being stopped
             # A CancelledError leaking out of the reconcile (say, from a task it awaited) must not end
             # this worker: treat it as a failure of this key.
-            RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+            _reconcile_time(name).observe(time.perf_counter() - start)
             _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
             return
         except Exception as exc:
-            RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+            _reconcile_time(name).observe(time.perf_counter() - start)
             _failed(ctl, request, exc)
             return
-        RECONCILE_TIME.labels(name).observe(time.perf_counter() - start)
+        _reconcile_time(name).observe(time.perf_counter() - start)
         if result is not None and not isinstance(result, Result):  # a bug in the reconcile, not the worker's
             _failed(ctl, request, TypeError(f"reconcile returned {type(result).__name__}, not Result | None"))
             return
         if result is not None and result.requeue_after is not None and result.requeue_after > 0:
             queue.forget(request)
             queue.add_after(request, result.requeue_after)
-            RECONCILE_TOTAL.labels(name, "requeue_after").inc()
+            _reconcile_total(name, "requeue_after").inc()
         elif result is not None and result.requeue:
             queue.add_rate_limited(request)
-            RECONCILE_TOTAL.labels(name, "requeue").inc()
+            _reconcile_total(name, "requeue").inc()
         else:
             queue.forget(request)
-            RECONCILE_TOTAL.labels(name, "success").inc()
+            _reconcile_total(name, "success").inc()
 
 
 def _failed(ctl: Controller, request: Request, exc: Exception) -> None:

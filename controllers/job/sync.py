@@ -3,10 +3,11 @@ delete pods, and write status through the tracking-finalizer protocol."""
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from controllers.common.podutil import format_time, parse_time
 from controllers.job import conditions as jc
@@ -61,8 +62,10 @@ class SyncState:
 
 
 def private_copy(job: Obj) -> Obj:
-    """A copy safe to edit: status deep-copied, the rest shared with the cache and never written."""
-    return {**job, "status": copy.deepcopy(job.get("status") or {})}
+    """A copy safe to edit: status deep-copied, the rest shared with the cache and never written. (The
+    cached status is decoded JSON: a JSON round trip copies it several times faster than deepcopy.)"""
+    status = job.get("status")
+    return {**job, "status": orjson.loads(orjson.dumps(status)) if status else {}}
 
 
 def _condition_if_true(job: Obj, ctype: str) -> jc.Condition | None:

@@ -155,7 +155,7 @@ def _record_finished(ctl: JobController, job: Obj, finished: jc.Condition | None
     if finished is None:
         return
     mode = js.completion_mode(job)
-    ctl.log.info(  # the Job's key is bound in the log context by the runner
+    ctl.log.debug(  # the Job's key is bound by the runner; the Completed/Failed event is the record
         "job finished",
         condition=finished["type"],
         reason=finished["reason"],

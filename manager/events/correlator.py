@@ -27,9 +27,18 @@ COMBINED_PREFIX = "(combined from similar events): "
 Event = dict[str, Any]
 
 
+_last_formatted: tuple[int, str] = (-1, "")
+
+
 def format_time(seconds: float) -> str:
-    """metav1.Time: RFC 3339 with second precision, UTC."""
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """metav1.Time: RFC 3339 with second precision, UTC (the last second's text is reused: events come
+    in bursts)."""
+    global _last_formatted
+    whole = int(seconds // 1)
+    if _last_formatted[0] != whole:
+        text = datetime.datetime.fromtimestamp(whole, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _last_formatted = (whole, text)
+    return _last_formatted[1]
 
 
 def _involved(event: Event) -> tuple[str, ...]:
