@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -208,6 +209,8 @@ def list_entries(
         if raw_rv and raw_rv != "0" and parse_rv(raw_rv) > ctx.store.resource_version:
             raise too_large(ctx, parse_rv(raw_rv))
         snapshot = ctx.store.resource_version
+    if snapshot >= ctx.store.resource_version and limit > 0:
+        return _page_of_current(ctx, rtype.key, namespace, start, keep, limit, snapshot)
     entries = ctx.store.list_at(rtype.key, snapshot, namespace)
     if start is not None:
         entries = [e for e in entries if (e.namespace, e.name) > start]
@@ -220,6 +223,34 @@ def list_entries(
             remaining = len(entries) - limit
         entries = entries[:limit]
     return entries, snapshot, token, remaining
+
+
+def _page_of_current(
+    ctx: ApiContext,
+    resource: str,
+    namespace: str | None,
+    start: tuple[str, str] | None,
+    keep: Callable[[JSON], bool] | None,
+    limit: int,
+    snapshot: int,
+) -> tuple[list[Entry], int, str | None, int | None]:
+    """One page of the current state, reading only as far as the page needs (not the whole resource)."""
+    page: list[Entry] = []
+    more = False
+    for entry in ctx.store.iter_entries(resource, namespace, start):
+        if keep is not None and not keep(entry.obj):
+            continue
+        if len(page) == limit:
+            more = True
+            break
+        page.append(entry)
+    if not more:
+        return page, snapshot, None, None
+    last = page[-1]
+    remaining = None
+    if keep is None:
+        remaining = ctx.store.count_after(resource, namespace, (last.namespace, last.name))
+    return page, snapshot, encode_continue(snapshot, last), remaining
 
 
 async def list_objects(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:

@@ -40,12 +40,13 @@ in `list()` results are shared and read-only; `get()` returns a copy.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -96,6 +97,9 @@ class Store:
         self.clock = clock
         self._rv = 0
         self._objects: dict[str, dict[str, dict[str, Entry]]] = {}
+        # Sorted (namespace, name) keys per resource, rebuilt lazily after a create or delete: a paged list
+        # of N objects then costs O(page) per page instead of re-sorting all N for every page.
+        self._order: dict[str, list[tuple[str, str]]] = {}
         self._history = History(self.history_size)
         self._subs: dict[str | None, list[Subscription]] = {}
         self._pending: deque[WatchEvent] = deque()
@@ -119,11 +123,36 @@ class Store:
 
     def entries(self, resource: str, namespace: str | None = None) -> Entries:
         """Current entries sorted by namespace then name (the order lists and continue tokens use)."""
+        return list(self.iter_entries(resource, namespace))
+
+    def iter_entries(
+        self, resource: str, namespace: str | None = None, after: tuple[str, str] | None = None
+    ) -> Iterator[Entry]:
+        """Current entries in (namespace, name) order, optionally only those after a continue key.
+
+        Consume it before the next write: the order is shared with later calls."""
+        keys = self._sorted_keys(resource)
+        start = 0 if namespace is None else bisect.bisect_left(keys, (namespace, ""))
+        if after is not None:
+            start = max(start, bisect.bisect_right(keys, after))
         spaces = self._objects.get(resource, {})
-        if namespace is not None:
-            by_name = spaces.get(namespace, {})
-            return [by_name[n] for n in sorted(by_name)]
-        return [spaces[ns][n] for ns in sorted(spaces) for n in sorted(spaces[ns])]
+        for ns, name in keys[start:] if start else keys:
+            if namespace is not None and ns != namespace:
+                return
+            yield spaces[ns][name]
+
+    def count_after(self, resource: str, namespace: str | None, after: tuple[str, str]) -> int:
+        """How many current entries sort after `after` (within `namespace` when given)."""
+        keys = self._sorted_keys(resource)
+        end = len(keys) if namespace is None else bisect.bisect_left(keys, (namespace + "\x00", ""))
+        return max(0, end - bisect.bisect_right(keys, after))
+
+    def _sorted_keys(self, resource: str) -> list[tuple[str, str]]:
+        keys = self._order.get(resource)
+        if keys is None:
+            keys = sorted((ns, n) for ns, by_name in self._objects.get(resource, {}).items() for n in by_name)
+            self._order[resource] = keys
+        return keys
 
     def list(self, resource: str, namespace: str | None = None) -> tuple[list[JSON], int]:
         return [e.obj for e in self.entries(resource, namespace)], self._rv
@@ -180,6 +209,7 @@ class Store:
         meta["resourceVersion"] = str(rv)
         entry = Entry(obj, _dumps(obj), rv)
         spaces.setdefault(namespace, {})[name] = entry
+        self._order.pop(resource, None)
         self._emit(WatchEvent("ADDED", resource, entry, None))
         return obj
 
@@ -268,6 +298,7 @@ class Store:
         del by_name[old.name]
         if not by_name:
             del self._objects[resource][old.namespace]
+        self._order.pop(resource, None)
         self._emit(WatchEvent("DELETED", resource, entry, old))
         return obj
 
@@ -336,3 +367,4 @@ class Store:
     def drop_resource(self, resource: str) -> None:
         """Forget a resource entirely (a deleted CRD's storage)."""
         self._objects.pop(resource, None)
+        self._order.pop(resource, None)
