@@ -12,6 +12,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -19,35 +20,6 @@ PODS = "/api/v1/namespaces/default/pods"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
 
 
-class Api:
-    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
-        self.session = session
-        self.url = url
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        content_type: str | None = "application/json",
-        raw: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = raw if raw is not None else (None if body is None else orjson.dumps(body))
-        hdrs = dict(headers or {})
-        if content_type:
-            hdrs["Content-Type"] = content_type
-        skip = () if content_type else ("Content-Type",)
-        async with self.session.request(
-            method, self.url + path, data=data, headers=hdrs, skip_auto_headers=skip
-        ) as resp:
-            payload = await resp.read()
-            return resp.status, orjson.loads(payload) if payload else None
-
-    async def ok(self, method: str, path: str, body: Any = None, **kw: Any) -> Any:
-        status, payload = await self.call(method, path, body, **kw)
-        assert status < 300, (method, path, status, payload)
-        return payload
 
 
 @pytest.fixture

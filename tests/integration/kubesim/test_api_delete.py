@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-import orjson
 import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
 from tests.helpers import wait_for
+from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -21,31 +21,6 @@ JOBS = "/apis/batch/v1/namespaces/default/jobs"
 RSS = "/apis/apps/v1/namespaces/default/replicasets"
 
 
-class Api:
-    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
-        self.session = session
-        self.url = url
-
-    async def call(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
-    ) -> tuple[int, Any]:
-        data = None if body is None else orjson.dumps(body)
-        async with self.session.request(
-            method, self.url + path, data=data, headers={"Content-Type": content_type}
-        ) as resp:
-            raw = await resp.read()
-            return resp.status, orjson.loads(raw) if raw else None
-
-    async def ok(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
-    ) -> Any:
-        status, payload = await self.call(method, path, body, content_type)
-        assert status < 300, (method, path, status, payload)
-        return payload
-
-    async def gone(self, path: str) -> bool:
-        status, _ = await self.call("GET", path)
-        return status == 404
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
 from tests.helpers import wait_for
+from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -23,25 +24,6 @@ MERGE = "application/merge-patch+json"
 APPLY = "application/apply-patch+yaml"
 
 
-class Api:
-    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
-        self.session, self.url = session, url
-
-    async def call(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
-    ) -> Any:
-        data = None if body is None else orjson.dumps(body)
-        headers = {"Content-Type": content_type}
-        async with self.session.request(method, self.url + path, data=data, headers=headers) as resp:
-            payload = await resp.read()
-            return resp.status, orjson.loads(payload) if payload else None
-
-    async def ok(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
-    ) -> Any:
-        status, payload = await self.call(method, path, body, content_type)
-        assert status < 300, (method, path, status, payload)
-        return payload
 
 
 @pytest.fixture

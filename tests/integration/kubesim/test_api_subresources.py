@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-import orjson
 import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
 from tests.helpers import wait_for
+from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
@@ -21,32 +21,6 @@ LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 MERGE = "application/merge-patch+json"
 
 
-class Api:
-    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
-        self.session = session
-        self.url = url
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = None if body is None else orjson.dumps(body)
-        async with self.session.request(
-            method, self.url + path, data=data, headers={"Content-Type": content_type, **(headers or {})}
-        ) as resp:
-            raw = await resp.read()
-            return resp.status, orjson.loads(raw) if raw else None
-
-    async def ok(
-        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
-    ) -> Any:
-        status, payload = await self.call(method, path, body, content_type)
-        assert status < 300, (method, path, status, payload)
-        return payload
 
 
 @pytest.fixture
