@@ -7,11 +7,12 @@ in a separate process, client-side rate limits off. Two scenarios:
     .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
                                                   [--concurrent-job-syncs 5] [--scenario both|one-big|many]
 
-Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at warning)
+Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at info)
 and this driver (creates the Jobs, polls for completion). For each scenario: wall time from the first create
 to the last Complete condition, CPU seconds of the manager and of kubesim (from /proc), and the manager's
 CPU per completed pod. A process near 100 % of a core is the limit (one asyncio loop uses one core); when
 neither is, the limit is the controller's own pacing (pod events are batched per Job for 1 s, as upstream).
+On a shared machine compare the manager/kubesim CPU ratio between runs rather than absolute figures.
 """
 
 from __future__ import annotations
