@@ -72,6 +72,22 @@ class GcFreezePolicy:
             self.pending = 0
             gc.enable()
 
+    def begin_batch(self) -> bool:
+        """`ingest_batch()` without a context manager, for the per-read hot path: collect generation 0 and
+        turn automatic collections off; returns whether `end_batch` must freeze and re-enable."""
+        if not self.enabled or not gc.isenabled():
+            return False
+        if gc.get_count()[0]:
+            gc.collect(0)
+        gc.disable()
+        return True
+
+    def end_batch(self, began: bool) -> None:
+        if began:
+            gc.freeze()
+            self.pending = 0
+            gc.enable()
+
     @contextmanager
     def paused(self) -> Iterator[None]:
         """No automatic collection inside this synchronous block (never hold it across an await)."""

@@ -1,5 +1,9 @@
 """One handler of a shared informer: its own unbounded buffer and its own task, so a slow handler grows
-its buffer instead of delaying the informer or any other handler (client-go's processorListener)."""
+its buffer instead of delaying the informer or any other handler (client-go's processorListener).
+
+The buffer holds batches: flat lists `[kind, a, b, kind, a, b, ...]`. The informer builds one batch per
+network read and appends the same list to every handler's buffer (no tuple per notification, one append per
+handler per read); batches are never mutated once handed out."""
 
 from __future__ import annotations
 
@@ -23,6 +27,14 @@ _YIELD_EVERY = 256  # a handler with a deep backlog yields to the loop this ofte
 _MIN_RESYNC = 1.0
 
 
+def replay_batch(kind: int, objects: list[Any], updates: bool) -> list[Any]:
+    """A batch replaying `objects`: as `on_update(obj, obj)` when `updates`, else `on_add(obj, True)`."""
+    batch: list[Any] = [kind, None, None] * len(objects)
+    batch[1::3] = objects
+    batch[2::3] = objects if updates else [True] * len(objects)
+    return batch
+
+
 class HandlerRegistration:
     """One handler of one informer: its buffer, its task, its own `has_synced()`."""
 
@@ -30,20 +42,23 @@ class HandlerRegistration:
         self.informer = informer
         self.handler = handler
         self.resync_period = max(_MIN_RESYNC, resync_period) if resync_period > 0 else 0.0
-        self.buffer: deque[tuple[int, Any, Any]] = deque()
+        self.buffer: deque[list[Any]] = deque()
         self._wake = asyncio.Event()
         self._idle = False
         self._synced = False
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
-        self.processed = 0
 
     def has_synced(self) -> bool:
         """The informer synced and this handler has been handed every object of the initial list."""
         return self._synced
 
     def push(self, kind: int, a: Any, b: Any) -> None:
-        self.buffer.append((kind, a, b))
+        self.push_batch([kind, a, b])
+
+    def push_batch(self, batch: list[Any]) -> None:
+        """Hand over a flat batch of notifications (shared with other handlers: read only)."""
+        self.buffer.append(batch)
         if self._idle:
             self._idle = False
             self._wake.set()
@@ -67,8 +82,7 @@ class HandlerRegistration:
         while True:
             await asyncio.sleep(self.resync_period)
             if self.informer.has_synced():
-                for obj in self.informer.indexer.list():
-                    self.push(UPDATE, obj, obj)
+                self.push_batch(replay_batch(UPDATE, self.informer.indexer.list(), True))
 
     async def _run(self) -> None:
         handler = self.handler
@@ -76,23 +90,23 @@ class HandlerRegistration:
         buffer = self.buffer
         popleft = buffer.popleft
         informer = self.informer
+        budget = _YIELD_EVERY
         while True:
             if not buffer:
                 self._wake.clear()
                 self._idle = True
                 await self._wake.wait()
                 continue
-            budget = _YIELD_EVERY
-            while buffer and budget:
-                budget -= 1
-                kind, a, b = popleft()
+            batch = popleft()
+            for index in range(0, len(batch), 3):
+                kind = batch[index]
                 try:
                     if kind == UPDATE:
-                        result = on_update(a, b)
+                        result = on_update(batch[index + 1], batch[index + 2])
                     elif kind == ADD:
-                        result = on_add(a, b)
+                        result = on_add(batch[index + 1], batch[index + 2])
                     elif kind == DELETE:
-                        result = on_delete(a)
+                        result = on_delete(batch[index + 1])
                     else:
                         self._synced = True
                         continue
@@ -104,6 +118,8 @@ class HandlerRegistration:
                     informer.handler_errors += 1
                     metrics.HANDLER_ERRORS.labels(informer.name).inc()
                     log.exception("informer handler failed", resource=informer.name, handler=repr(handler))
-            self.processed += _YIELD_EVERY - budget
-            if not budget:
-                await asyncio.sleep(0)
+                budget -= 1
+                if not budget:  # a deep backlog: let the loop (and the informer) run in between
+                    budget = _YIELD_EVERY
+                    await asyncio.sleep(0)
+            del batch  # the replaced objects it holds are freed now, not when the next batch arrives

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
 import pytest
 
 from manager.client.config import RestConfig
@@ -325,3 +326,40 @@ async def test_streaming_list_hands_over_the_same_stream_without_losing_bytes(
     assert informer.decode_errors == 0
     assert informer.indexer.get("default", "a")["metadata"]["resourceVersion"] == "8"  # type: ignore[index]
     assert informer.indexer.get("default", "b") is not None
+
+
+async def test_one_read_is_one_batch_shared_by_every_handler(informer: SharedInformer) -> None:
+    """The events of one network read reach each handler as one shared batch, in order, after the cache."""
+    first, second = Recorder(), Recorder()
+    reg_a, reg_b = informer.add_event_handler(first), informer.add_event_handler(second)
+    await informer.replace([pod("a")], "1")
+    informer.apply_events([("MODIFIED", pod("a", "2")), ("ADDED", pod("b", "3")), ("DELETED", pod("a", "4"))])
+    assert informer.indexer.list_keys() == ["default/b"]
+    assert len(reg_a.buffer) == 3 and reg_a.buffer[2] is reg_b.buffer[2]  # list, synced mark, the read
+    reg_a.start()
+    reg_b.start()
+    expected = [("add", "a", True), ("update", "a", "1", "2"), ("add", "b", False), ("delete", "a")]
+    await wait_for(lambda: first.events == expected and second.events == expected, timeout=5)
+    assert not reg_a.buffer and not reg_b.buffer
+
+
+async def test_watch_error_after_events_applies_them_first() -> None:
+    """An ERROR line in the middle of a read: the events before it are applied, then the watch ends."""
+    from manager.client.errors import Expired
+
+    lines = [
+        orjson.dumps({"type": "ADDED", "object": pod("a", "5")}),
+        orjson.dumps({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}),
+        orjson.dumps({"type": "ADDED", "object": pod("b", "6")}),
+    ]
+
+    class OneRead:
+        async def line_batches(self) -> Any:
+            yield lines
+
+    client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
+    informer = SharedInformer(client, PODS)
+    with pytest.raises(Expired):
+        await informer.reflector._consume_events(OneRead())  # type: ignore[arg-type]
+    assert informer.indexer.list_keys() == ["default/a"]
+    assert informer.reflector.last_sync_resource_version == "5"
