@@ -1,5 +1,8 @@
 """Where the API server is and how to authenticate: kubernetes-asyncio's loaders, nothing else of it.
 
+kubernetes-asyncio is imported only when a configuration is loaded (importing it takes most of a second),
+so `import manager.client` stays cheap for tools and tests that never load one.
+
 kubernetes-asyncio reads kubeconfig files (tokens, token files, exec plugins, client certificates, CA
 data) and the in-cluster service-account mount. We turn the resulting `Configuration` into what our own
 aiohttp session needs: a base URL, an SSL context and a coroutine returning fresh auth headers
@@ -13,9 +16,6 @@ import os
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
-
-from kubernetes_asyncio.client import Configuration
-from kubernetes_asyncio.config import incluster_config, kube_config
 
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
 
@@ -63,7 +63,11 @@ class RestConfig:
         if self._force_exec:
             return True
         expiry = getattr(loader, "exec_plugin_expiry", None)
-        return expiry is not None and bool(kube_config._is_expired(expiry))
+        if expiry is None:
+            return False
+        from kubernetes_asyncio.config import kube_config
+
+        return bool(kube_config._is_expired(expiry))
 
     async def refresh_after_unauthorized(self) -> None:
         """Force a credential refresh after a 401 (an exec token may have been revoked early)."""
@@ -98,15 +102,24 @@ def _finish(cfg: Any, loader: Any, master: str | None) -> RestConfig:
     )
 
 
+def with_scheme(master: str) -> str:
+    """`host:port` without a scheme means https, as in client-go's `--master` handling."""
+    return master if "://" in master else f"https://{master}"
+
+
 async def load_config(
     kubeconfig: str | None = None, master: str | None = None, context: str | None = None
 ) -> RestConfig:
     """Resolve the API server like kube-controller-manager's `--kubeconfig`/`--master` flags.
 
     - kubeconfig given: load it (master, when also given, overrides its server URL);
-    - only master given: talk to it without credentials;
+    - only master given: talk to it without credentials (`host:port` alone means https);
     - neither: in-cluster config when running in a pod, else $KUBECONFIG or ~/.kube/config.
     """
+    from kubernetes_asyncio.client import Configuration
+    from kubernetes_asyncio.config import incluster_config, kube_config
+
+    master = with_scheme(master) if master else None
     cfg = Configuration()
     if kubeconfig:
         loader = await kube_config.load_kube_config(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,19 @@ async def test_valid_exec_credential_is_reused(tmp_path: Path) -> None:
     for _ in range(3):
         assert (await config.auth_headers())["Authorization"] == "Bearer token-1"
     assert runs(tmp_path) == 1
+
+
+async def test_master_without_scheme_means_https(tmp_path: Path) -> None:
+    config = await load_config(master="10.0.0.1:6443")
+    assert config.host == "https://10.0.0.1:6443" and config.ssl_context is not None
+    path = kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t"})
+    overridden = await load_config(kubeconfig=path, master="example.test:6443")
+    assert overridden.host == "https://example.test:6443"
+    assert (await load_config(master="http://127.0.0.1:8080")).host == "http://127.0.0.1:8080"
+
+
+def test_importing_the_client_does_not_import_kubernetes_asyncio() -> None:
+    """kubernetes-asyncio costs most of a second to import: only loading a configuration pays for it."""
+    code = "import sys, manager.client; print('kubernetes_asyncio' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
