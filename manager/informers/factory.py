@@ -1,4 +1,5 @@
-"""InformerFactory: one SharedInformer per (resource, namespace, selectors, metadata-only) for the process."""
+"""InformerFactory: one SharedInformer per (resource, namespace, selectors, metadata-only, transform) for the
+process."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from typing import Any
 
 from manager.client.rest import ApiClient
 from manager.informers.backoff import Backoff
-from manager.informers.informer import SharedInformer
-from manager.informers.transform import Transform
+from manager.informers.informer import SharedInformer, informer_name
+from manager.informers.transform import Transform, chain, project_metadata
 from manager.resources import GroupVersionResource
 
-InformerKey = tuple[GroupVersionResource, str | None, str | None, str | None, bool]
+InformerKey = tuple[GroupVersionResource, str | None, str | None, str | None, bool, Transform | None]
 
 
 class InformerFactory:
@@ -36,13 +37,19 @@ class InformerFactory:
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
+        transform: Transform | None = None,
     ) -> SharedInformer:
+        """The shared informer for these arguments. `transform` (compared by identity: pass the same function
+        to share) replaces the factory's transform, i.e. the default managedFields stripping — compose with
+        `chain(strip_managed_fields, yours)` to keep it; metadata-only informers project first, then run it.
+        """
         key: InformerKey = (
             gvr,
             namespace or None,
             label_selector or None,
             field_selector or None,
             metadata_only,
+            transform,
         )
         informer = self._informers.get(key)
         if informer is None:
@@ -50,6 +57,10 @@ class InformerFactory:
             template = options.get("backoff")
             if isinstance(template, Backoff):  # each informer backs off on its own
                 options["backoff"] = template.copy()
+            if transform is not None and "name" not in options:  # its own metrics labels
+                base = informer_name(gvr, key[1], key[2], key[3], metadata_only)
+                tag = f"transform={getattr(transform, '__qualname__', type(transform).__name__)}"
+                options["name"] = f"{base[:-1]},{tag}]" if base.endswith("]") else f"{base}[{tag}]"
             informer = SharedInformer(
                 self.client,
                 gvr,
@@ -57,13 +68,18 @@ class InformerFactory:
                 label_selector=key[2],
                 field_selector=key[3],
                 metadata_only=metadata_only,
-                transform=None if metadata_only else self.transform,
+                transform=self._transform_for(metadata_only, transform),
                 **options,
             )
             self._informers[key] = informer
             if self._started:
                 informer.start()
         return informer
+
+    def _transform_for(self, metadata_only: bool, transform: Transform | None) -> Transform | None:
+        if metadata_only:
+            return chain(project_metadata, transform) if transform else None
+        return transform or self.transform
 
     def informers(self) -> list[SharedInformer]:
         return list(self._informers.values())
@@ -79,11 +95,12 @@ class InformerFactory:
 
     async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """Wait until every informer requested so far has synced; False on timeout."""
-        informers = list(self._informers.values())
+        # One informer after another under one deadline: no gather, so cancelling this (a shutdown during
+        # start-up) leaves no child future whose exception nobody retrieves.
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*(informer.wait_for_cache_sync() for informer in informers)), timeout
-            )
+            async with asyncio.timeout(timeout):
+                for informer in list(self._informers.values()):
+                    await informer.wait_for_cache_sync()
         except TimeoutError:
             return False
         return True

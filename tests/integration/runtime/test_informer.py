@@ -14,6 +14,7 @@ from manager.informers import (
     EventHandlerFuncs,
     InformerFactory,
     controller_owner_uid,
+    strip_managed_fields,
 )
 from manager.resources import CONFIGMAPS, PODS
 from tests.helpers import wait_for
@@ -194,3 +195,65 @@ async def test_unreachable_api_server_backs_off_and_fails_readiness() -> None:
     finally:
         await factory.shutdown()
         await client.close()
+
+
+async def test_cancelled_cache_sync_wait_reports_nothing() -> None:
+    """Shutdown during start-up cancels `wait_for_cache_sync`: no 'exception was never retrieved' after."""
+    import gc
+
+    from manager.client.config import RestConfig
+
+    client = ApiClient(RestConfig(host="http://127.0.0.1:9"), max_retries=0)
+    factory = InformerFactory(client)
+    informers = [factory.informer(CONFIGMAPS), factory.informer(PODS)]
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        factory.start()
+        waiter = asyncio.create_task(factory.wait_for_cache_sync(30))
+        await wait_for(lambda: any(i._synced_event._waiters for i in informers))
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        await factory.shutdown()
+        del waiter
+        gc.collect()
+        await asyncio.sleep(0)
+        assert [c.get("message") for c in reported] == []
+    finally:
+        loop.set_exception_handler(previous)
+        await factory.shutdown()
+        await client.close()
+
+
+async def test_per_informer_transform_is_part_of_the_identity(
+    client: ApiClient, factory: InformerFactory
+) -> None:
+    def without_spec(obj: dict[str, Any]) -> dict[str, Any]:
+        obj.pop("spec", None)
+        return strip_managed_fields(obj)
+
+    def labels_only(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["metadata"] = {k: obj["metadata"][k] for k in ("name", "namespace", "labels")}
+        return obj
+
+    await client.create(PODS, pod("t1"))
+    plain = factory.informer(PODS, namespace=NS)
+    slim = factory.informer(PODS, namespace=NS, transform=without_spec)
+    assert factory.informer(PODS, namespace=NS, transform=without_spec) is slim
+    assert slim is not plain and slim.name != plain.name and "transform=" in slim.name
+    meta_only = factory.informer(PODS, namespace=NS, metadata_only=True, transform=labels_only)
+    factory.start()
+    assert await factory.wait_for_cache_sync(10)
+    key = f"{NS}/t1"
+    cached, slim_cached, meta_cached = (i.indexer.get_by_key(key) for i in (plain, slim, meta_only))
+    assert cached is not None and "spec" in cached and "managedFields" not in cached["metadata"]
+    assert slim_cached is not None and "spec" not in slim_cached
+    assert slim_cached["metadata"]["name"] == "t1" and "managedFields" not in slim_cached["metadata"]
+    assert meta_cached == {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": {"name": "t1", "namespace": NS, "labels": {"app": "web"}},
+    }
