@@ -14,10 +14,12 @@ from __future__ import annotations
 import base64
 import os
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 @dataclass
@@ -108,13 +110,20 @@ def with_scheme(master: str) -> str:
 
 
 async def load_config(
-    kubeconfig: str | None = None, master: str | None = None, context: str | None = None
+    kubeconfig: str | None = None,
+    master: str | None = None,
+    context: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    service_account_dir: str = SERVICE_ACCOUNT_DIR,
 ) -> RestConfig:
     """Resolve the API server like kube-controller-manager's `--kubeconfig`/`--master` flags.
 
     - kubeconfig given: load it (master, when also given, overrides its server URL);
     - only master given: talk to it without credentials (`host:port` alone means https);
-    - neither: in-cluster config when running in a pod, else $KUBECONFIG or ~/.kube/config.
+    - neither: in-cluster config when running in a pod (KUBERNETES_SERVICE_HOST/PORT set; token and CA from
+      `service_account_dir`, the token re-read as it rotates), else $KUBECONFIG or ~/.kube/config.
+    `environ` and `service_account_dir` exist for tests (default: os.environ and the pod's mount).
     """
     from kubernetes_asyncio.client import Configuration
     from kubernetes_asyncio.config import incluster_config, kube_config
@@ -129,11 +138,16 @@ async def load_config(
     if master:
         cfg.host = master
         return RestConfig(host=master.rstrip("/"), ssl_context=_ssl_context(cfg), _configuration=cfg)
-    if os.environ.get(_SERVICE_HOST_ENV):
-        incluster_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+    env = os.environ if environ is None else environ
+    if env.get(_SERVICE_HOST_ENV):
+        incluster_config.InClusterConfigLoader(
+            token_filename=os.path.join(service_account_dir, "token"),
+            cert_filename=os.path.join(service_account_dir, "ca.crt"),
+            environ=dict(env),
+        ).load_and_set(client_configuration=cfg)
         return _finish(cfg, None, None)
-    home = os.environ.get("HOME", "")
-    default = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or f"{home}/.kube/config"
+    home = env.get("HOME", "")
+    default = env.get("KUBECONFIG", "").split(os.pathsep)[0] or f"{home}/.kube/config"
     loader = await kube_config.load_kube_config(
         config_file=default, context=context, client_configuration=cfg, persist_config=False
     )

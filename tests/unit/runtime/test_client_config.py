@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from manager.client.config import load_config
@@ -113,3 +114,37 @@ def test_importing_the_client_does_not_import_kubernetes_asyncio() -> None:
     code = "import sys, manager.client; print('kubernetes_asyncio' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def service_account(tmp_path: Path) -> Path:
+    """A fake service-account mount: a token and a self-signed CA certificate."""
+    mount = tmp_path / "serviceaccount"
+    mount.mkdir()
+    (mount / "token").write_text("sa-token-1")
+    files = ["-keyout", str(mount / "ca.key"), "-out", str(mount / "ca.crt")]
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=ca"]
+    subprocess.run([*command, *files], check=True, capture_output=True)
+    return mount
+
+
+async def test_in_cluster_config_from_the_service_account_mount(tmp_path: Path) -> None:
+    mount = service_account(tmp_path)
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    config = await load_config(environ=env, service_account_dir=str(mount))
+    assert config.host == "https://10.96.0.1:443"
+    assert config.ssl_context is not None and config.ssl_context.verify_mode == ssl.CERT_REQUIRED
+    assert await config.auth_headers() == {"Authorization": "Bearer sa-token-1"}
+    ipv6 = await load_config(
+        environ={**env, "KUBERNETES_SERVICE_HOST": "fd00::1"}, service_account_dir=str(mount)
+    )
+    assert ipv6.host == "https://[fd00::1]:443"
+
+
+async def test_in_cluster_config_without_a_token_fails(tmp_path: Path) -> None:
+    from kubernetes_asyncio.config import ConfigException
+
+    mount = service_account(tmp_path)
+    (mount / "token").unlink()
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    with pytest.raises(ConfigException, match="token"):
+        await load_config(environ=env, service_account_dir=str(mount))
