@@ -77,8 +77,9 @@ class GcFreezePolicy:
         turn automatic collections off; returns whether `end_batch` must freeze and re-enable."""
         if not self.enabled or not gc.isenabled():
             return False
-        if gc.get_count()[0]:
-            gc.collect(0)
+        # Unconditional: the allocation count can be 0 while generation 0 holds young objects (frees of
+        # frozen cache objects count down too), and what is not collected now is frozen for good.
+        gc.collect(0)
         gc.disable()
         return True
 
