@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -20,17 +19,9 @@ PODS = "/api/v1/namespaces/default/pods"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
 
 
-
-
 @pytest.fixture
 async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
     return await kubesim_factory(kubelet=False, seed=1)
-
-
-@pytest.fixture
-async def api(sim: KubeSim) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(session, sim.url)
 
 
 def cm(name: str, **data: str) -> Obj:

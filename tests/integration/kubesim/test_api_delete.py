@@ -3,7 +3,6 @@ graceful deletion (with the simulated kubelet), namespace and deletecollection."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -21,17 +20,9 @@ JOBS = "/apis/batch/v1/namespaces/default/jobs"
 RSS = "/apis/apps/v1/namespaces/default/replicasets"
 
 
-
-
 @pytest.fixture
 async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
     return await kubesim_factory(kubelet=False)
-
-
-@pytest.fixture
-async def api(sim: KubeSim) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(session, sim.url)
 
 
 def cm(name: str, finalizers: list[str] | None = None) -> Obj:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
@@ -24,17 +24,9 @@ MERGE = "application/merge-patch+json"
 APPLY = "application/apply-patch+yaml"
 
 
-
-
 @pytest.fixture
 async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
     return await kubesim_factory(kubelet=False, seed=1)
-
-
-@pytest.fixture
-async def api(sim: KubeSim) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(session, sim.url)
 
 
 class ScriptedRandom(random.Random):

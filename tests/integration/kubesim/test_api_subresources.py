@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -21,17 +20,9 @@ LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 MERGE = "application/merge-patch+json"
 
 
-
-
 @pytest.fixture
 async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
     return await kubesim_factory(kubelet=False)
-
-
-@pytest.fixture
-async def api(sim: KubeSim) -> AsyncIterator[Api]:
-    async with aiohttp.ClientSession() as session:
-        yield Api(session, sim.url)
 
 
 def deployment(name: str, replicas: int = 1) -> Obj:
