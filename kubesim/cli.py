@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -100,9 +101,23 @@ async def serve(args: argparse.Namespace) -> None:
         seed=args.seed,
         kubeconfig_path=args.kubeconfig,
     ) as sim:
+        tune_gc_for_a_dedicated_server()
         sys.stdout.write(f"kubesim ready at {sim.url}\n")
         sys.stdout.flush()
         await stopping.wait()
+
+
+def tune_gc_for_a_dedicated_server() -> None:
+    """Keep the cyclic GC off the start-up heap and collect the young generation less often.
+
+    Only for the standalone process (not `KubeSim` embedded in someone else's process): the loaded schemas and
+    seed objects never die, and the store's objects hold no reference cycles, yet the collector kept walking
+    them - 30-50 % of kubesim's CPU at 5,000 pods (measured with benchmarks/kubesim_kubelet.py).
+    """
+    gc.collect()
+    gc.freeze()
+    _, second, third = gc.get_threshold()
+    gc.set_threshold(20_000, second, third)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
