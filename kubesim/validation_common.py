@@ -164,31 +164,25 @@ def positive(field: str, value: Any) -> Causes:
     return []
 
 
-def dns1123_label(value: str) -> list[str]:
+def _name_errors(value: str, max_length: int, pattern: re.Pattern[str], message: str) -> list[str]:
     errors = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not DNS1123_LABEL_RE.fullmatch(value):
-        errors.append(DNS1123_LABEL_MSG)
+    if len(value) > max_length:
+        errors.append(f"must be no more than {max_length} characters")
+    if not pattern.fullmatch(value):
+        errors.append(message)
     return errors
+
+
+def dns1123_label(value: str) -> list[str]:
+    return _name_errors(value, DNS1123_LABEL_MAX, DNS1123_LABEL_RE, DNS1123_LABEL_MSG)
 
 
 def dns1123_subdomain(value: str) -> list[str]:
-    errors = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errors.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters")
-    if not DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errors.append(DNS1123_SUBDOMAIN_MSG)
-    return errors
+    return _name_errors(value, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN_RE, DNS1123_SUBDOMAIN_MSG)
 
 
 def dns1035_label(value: str) -> list[str]:
-    errors = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not DNS1035_LABEL_RE.fullmatch(value):
-        errors.append(DNS1035_LABEL_MSG)
-    return errors
+    return _name_errors(value, DNS1123_LABEL_MAX, DNS1035_LABEL_RE, DNS1035_LABEL_MSG)
 
 
 def path_segment_name(value: str) -> list[str]:

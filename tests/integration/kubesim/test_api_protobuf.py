@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -79,8 +80,9 @@ async def test_protobuf_errors(sim: KubeSim) -> None:
     assert status == 415 and body["reason"] == "UnsupportedMediaType"
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
-async def test_kubectl_create_generators(sim: KubeSim, tmp_path: Path) -> None:
+def kubectl_runner(sim: KubeSim, tmp_path: Path) -> Callable[..., Awaitable[str]]:
+    """kubectl against `sim` with a per-test discovery cache; a non-zero exit fails the test."""
+
     async def kubectl(*args: str) -> str:
         proc = await asyncio.create_subprocess_exec(
             "kubectl",
@@ -94,6 +96,12 @@ async def test_kubectl_create_generators(sim: KubeSim, tmp_path: Path) -> None:
         assert proc.returncode == 0, err.decode()
         return out.decode()
 
+    return kubectl
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
+async def test_kubectl_create_generators(sim: KubeSim, tmp_path: Path) -> None:
+    kubectl = kubectl_runner(sim, tmp_path)
     await kubectl("create", "namespace", "team")
     await kubectl("create", "configmap", "cfg", "-n", "team", "--from-literal=a=b")
     await kubectl("create", "secret", "generic", "sec", "-n", "team", "--from-literal=p=q")
@@ -116,19 +124,7 @@ async def test_kubectl_create_generators(sim: KubeSim, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
 async def test_kubectl_auth_reviews(sim: KubeSim, tmp_path: Path) -> None:
-    async def kubectl(*args: str) -> str:
-        proc = await asyncio.create_subprocess_exec(
-            "kubectl",
-            f"--kubeconfig={sim.kubeconfig}",
-            f"--cache-dir={tmp_path / 'cache'}",
-            *args,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await proc.communicate()
-        assert proc.returncode == 0, err.decode()
-        return out.decode()
-
+    kubectl = kubectl_runner(sim, tmp_path)
     assert (await kubectl("auth", "can-i", "create", "pods")).strip() == "yes"
     assert "kubesim-admin" in await kubectl("auth", "whoami")
     rv = sim.store.resource_version
