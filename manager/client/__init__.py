@@ -1,4 +1,5 @@
-"""Raw-JSON Kubernetes API client: kubernetes-asyncio for config and auth, aiohttp + orjson for the rest."""
+"""Raw-JSON Kubernetes API client: kubernetes-asyncio for config and auth, orjson for bodies, a lean
+keep-alive pool for requests and aiohttp for watches."""
 
 from manager.client.config import RestConfig, load_config
 from manager.client.errors import (
@@ -15,6 +16,7 @@ from manager.client.errors import (
     Unauthorized,
     error_from_status,
 )
+from manager.client.http11 import ConnectError, Disconnected
 from manager.client.ratelimit import TokenBucket
 from manager.client.rest import ApiClient, PatchType, create_client
 from manager.client.watch import WatchStream
@@ -25,6 +27,8 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "Conflict",
+    "ConnectError",
+    "Disconnected",
     "Expired",
     "Forbidden",
     "Invalid",

@@ -1,17 +1,22 @@
-"""The HTTP layer under ApiClient: one aiohttp session, the token bucket, retries, timeouts, typed errors
-and the `rest_client_*` metrics. Retries happen only where client-go retries: 429 and Retry-After answers
-(any verb: the server did not process the request), connection failures before anything was sent (any
-verb), and connection resets on GETs.
+"""The HTTP layer under ApiClient: connections, the token bucket, retries, timeouts, typed errors and the
+`rest_client_*` metrics. Retries happen only where client-go retries: 429 and Retry-After answers (any
+verb: the server did not process the request), connection failures before anything was sent (any verb),
+and connection resets on GETs.
+
+Two connection pools, by traffic shape: unary requests (get, list pages, create, update, patch, delete)
+go through the lean keep-alive pool of manager/client/http11.py, which is where a controller spends its
+client CPU; watches, which stream for minutes, go through one aiohttp session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
 import orjson
@@ -20,6 +25,7 @@ import structlog
 from manager.client import metrics
 from manager.client.config import RestConfig
 from manager.client.errors import ApiError, TooManyRequests, Unauthorized, error_from_response
+from manager.client.http11 import ConnectError, Disconnected, Http11Pool
 from manager.client.ratelimit import TokenBucket
 
 log = structlog.get_logger(__name__)
@@ -27,6 +33,18 @@ log = structlog.get_logger(__name__)
 JSON = "application/json"
 Params = dict[str, str]
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
+# (status, the 2xx result or None, the error body, Retry-After) of one attempt.
+Reply = tuple[int, T | None, bytes, str | None]
+
+# Failures where nothing reached the server (any verb may be retried), and where it may have.
+NOT_SENT: tuple[type[Exception], ...] = (aiohttp.ClientConnectorError, ConnectError)
+MAYBE_SENT: tuple[type[Exception], ...] = (
+    aiohttp.ServerDisconnectedError,
+    aiohttp.ClientOSError,
+    Disconnected,
+)
+_PATH_SAFE = "/:@!$&'()*+,;=~%"
 
 
 def clean_params(params: Mapping[str, object | None]) -> Params:
@@ -49,7 +67,7 @@ class Transport:
         qps: float = 20.0,
         burst: int = 30,
         max_watches: int = 100,
-        request_headroom: int = 50,
+        max_request_connections: int = 100,
         request_timeout: float = 30.0,
         list_timeout: float = 120.0,
         connect_timeout: float = 10.0,
@@ -59,7 +77,9 @@ class Transport:
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.config = config
-        self.host = urlsplit(config.host).netloc or config.host
+        url = urlsplit(config.host)
+        self.host = url.netloc or config.host
+        self._base_path = url.path.rstrip("/")
         self.rate_limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
         self.list_timeout = list_timeout
@@ -68,16 +88,19 @@ class Transport:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        # Per-request costs worth keeping off the hot path (measured ~10 % of a request's client CPU):
-        # one ClientTimeout per distinct value, one labelled metric child per (code, verb).
-        self._timeouts: dict[float | None, aiohttp.ClientTimeout] = {}
+        # Per-request costs kept off the hot path: one labelled metric child per (code, verb), and the
+        # request head's fixed lines.
         self._observers: dict[tuple[str, str], tuple[Any, Any]] = {}
-        # Every watch pins one HTTP/1.1 connection: size the pool for all of them plus room for requests.
-        self.pool_size = max_watches + request_headroom
+        self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {config.user_agent}\r\n"
+        # Every watch pins one HTTP/1.1 connection of the aiohttp session; unary requests have their own.
+        self.pool_size = max_watches
+        self.request_pool_size = max_request_connections
         self._session: aiohttp.ClientSession | None = None
+        self._pool: Http11Pool | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
+        """The aiohttp session for watches and other streamed reads."""
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(
                 limit=self.pool_size, limit_per_host=self.pool_size, ssl=self.config.ssl_context or False
@@ -90,17 +113,30 @@ class Transport:
             )
         return self._session
 
+    @property
+    def pool(self) -> Http11Pool:
+        """The keep-alive pool for unary requests."""
+        if self._pool is None:
+            url = urlsplit(self.config.host)
+            secure = url.scheme == "https"
+            context = self.config.ssl_context or (ssl.create_default_context() if secure else None)
+            self._pool = Http11Pool(
+                url.hostname or "localhost",
+                url.port or (443 if secure else 80),
+                ssl_context=context if secure else None,
+                server_hostname=self.config.tls_server_name,
+                limit=self.request_pool_size,
+                connect_timeout=self.connect_timeout,
+            )
+        return self._pool
+
     async def close(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
-
-    def _timeout(self, total: float | None) -> aiohttp.ClientTimeout:
-        timeout = self._timeouts.get(total)
-        if timeout is None:
-            timeout = aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)
-            self._timeouts[total] = timeout
-        return timeout
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = None
 
     def _observe(self, code: str, method: str, seconds: float) -> None:
         children = self._observers.get((code, method))
@@ -113,24 +149,19 @@ class Transport:
         children[0].inc()
         children[1].observe(seconds)
 
-    async def _open(
+    async def _exchange(
         self,
         method: str,
         path: str,
+        attempt_once: Callable[[dict[str, str]], Awaitable[Reply[T]]],
         *,
-        params: Params | None = None,
-        body: bytes | None = None,
-        content_type: str = JSON,
-        accept: str = JSON,
-        timeout: aiohttp.ClientTimeout,
         rate_limited: bool = True,
         retry: bool = True,
-    ) -> aiohttp.ClientResponse:
-        """Send one request with retries; return the open 2xx response (the caller reads and releases it).
+    ) -> T:
+        """Run `attempt_once(auth_headers)` until it yields a 2xx result, retrying as client-go does.
 
         `retry=False` leaves every retry to the caller (the reflector has its own backoff for watches).
         """
-        url = self.config.host + path
         max_retries = self.max_retries if retry else 0
         attempt = 0
         refreshed_auth = False
@@ -139,54 +170,29 @@ class Transport:
                 waited = await self.rate_limiter.acquire()
                 metrics.RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
             headers = await self.config.auth_headers()
-            headers["Accept"] = accept
-            if body is not None:
-                headers["Content-Type"] = content_type
             started = time.monotonic()
             try:
-                response = await self.session.request(
-                    method,
-                    url,
-                    params=params,
-                    data=body,
-                    headers=headers,
-                    timeout=timeout,
-                    server_hostname=self.config.tls_server_name,
-                )
-            except aiohttp.ClientConnectorError as exc:
-                # Nothing reached the server: safe to retry whatever the verb.
+                status, result, payload, retry_after_header = await attempt_once(headers)
+            except NOT_SENT as exc:
                 metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
                 if attempt >= max_retries:
                     raise
                 attempt += 1
-                delay = self._backoff(attempt)
-                log.debug(
-                    "connection failed, retrying", method=method, path=path, error=str(exc), delay=delay
-                )
-                metrics.REQUEST_RETRIES.labels("<error>", method, self.host).inc()
-                await self._sleep(delay)
+                await self._retry_later(attempt, "connection failed, retrying", method, path, exc)
                 continue
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            except MAYBE_SENT as exc:
                 # The request may have been processed: only reads are safe to repeat (client-go's rule).
                 metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
                 if method != "GET" or attempt >= max_retries:
                     raise
                 attempt += 1
-                delay = self._backoff(attempt)
-                log.debug("connection reset on GET, retrying", path=path, error=str(exc), delay=delay)
-                metrics.REQUEST_RETRIES.labels("<error>", method, self.host).inc()
-                await self._sleep(delay)
+                await self._retry_later(attempt, "connection reset on GET, retrying", method, path, exc)
                 continue
-            status = response.status
             self._observe(str(status), method, time.monotonic() - started)
-            if status < 300:
-                return response
-            try:
-                payload = await response.read()
-            finally:
-                response.release()
+            if result is not None:
+                return result
             error = error_from_response(status, payload)
-            retry_after = self._retry_after(response, error)
+            retry_after = self._retry_after(retry_after_header, error)
             if retry_after is not None and attempt < max_retries:
                 attempt += 1
                 metrics.REQUEST_RETRIES.labels(str(status), method, self.host).inc()
@@ -198,16 +204,56 @@ class Transport:
                 continue
             raise error
 
+    async def _retry_later(self, attempt: int, message: str, method: str, path: str, exc: Exception) -> None:
+        delay = self._backoff(attempt)
+        log.debug(message, method=method, path=path, error=str(exc), delay=delay)
+        metrics.REQUEST_RETRIES.labels("<error>", method, self.host).inc()
+        await self._sleep(delay)
+
+    async def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        accept: str = JSON,
+        timeout: aiohttp.ClientTimeout,
+        rate_limited: bool = True,
+        retry: bool = True,
+    ) -> aiohttp.ClientResponse:
+        """Open a streamed GET on the aiohttp session; return the open 2xx response (the caller reads and
+        releases it)."""
+        url = self.config.host + path
+
+        async def attempt_once(headers: dict[str, str]) -> Reply[aiohttp.ClientResponse]:
+            headers["Accept"] = accept
+            response = await self.session.request(
+                method,
+                url,
+                params=params,
+                headers=headers,
+                timeout=timeout,
+                server_hostname=self.config.tls_server_name,
+            )
+            if response.status < 300:
+                return response.status, response, b"", None
+            try:
+                payload = await response.read()
+            finally:
+                response.release()
+            return response.status, None, payload, response.headers.get("Retry-After")
+
+        return await self._exchange(method, path, attempt_once, rate_limited=rate_limited, retry=retry)
+
     def _backoff(self, attempt: int) -> float:
         return float(min(5.0, 0.1 * 2 ** (attempt - 1)) * (1 + random.random()))
 
-    def _retry_after(self, response: aiohttp.ClientResponse, error: ApiError) -> float | None:
+    def _retry_after(self, header: str | None, error: ApiError) -> float | None:
         """Seconds to wait before retrying, or None when this answer must not be retried.
 
         As client-go: 429, and 5xx answers carrying Retry-After, are retried for every verb (the server
         asked for it and did not process the request). A 429 without a hint backs off exponentially.
         """
-        header = response.headers.get("Retry-After")
         seconds: float | None = None
         if header is not None:
             try:
@@ -234,19 +280,26 @@ class Transport:
         timeout: float | None = None,
     ) -> bytes:
         """One request; returns the response body bytes of a 2xx answer, raises `ApiError` otherwise."""
-        response = await self._open(
-            method,
-            path,
-            params=params,
-            body=body,
-            content_type=content_type,
-            accept=accept,
-            timeout=self._timeout(timeout or self.request_timeout),
-        )
-        try:
-            return await response.read()
-        finally:
-            response.release()
+        target = quote(self._base_path + path, safe=_PATH_SAFE)
+        if params:
+            target += "?" + urlencode(params, quote_via=quote)
+        start = f"{method} {target} HTTP/1.1\r\n{self._fixed_head}Accept: {accept}\r\n"
+        if body is not None:
+            start += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        elif method in ("POST", "PUT", "PATCH"):
+            start += "Content-Length: 0\r\n"
+        limit = timeout or self.request_timeout
+        pool = self.pool
+
+        async def attempt_once(headers: dict[str, str]) -> Reply[bytes]:
+            head = start + "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
+            data = (head + "\r\n").encode("latin-1")
+            answer = await pool.request(data + body if body else data, limit)
+            if answer.status < 300:
+                return answer.status, answer.body, b"", None
+            return answer.status, None, answer.body, answer.header("Retry-After")
+
+        return await self._exchange(method, path, attempt_once)
 
     async def request_json(
         self,
@@ -272,3 +325,10 @@ class Transport:
         )
         decoded = orjson.loads(raw) if raw else {}
         return decoded if isinstance(decoded, dict) else {"items": decoded}
+
+
+def _header_value(value: str) -> str:
+    """A header value as sent; a line break inside one would split the request (header injection)."""
+    if "\r" in value or "\n" in value:
+        raise ValueError("a request header value contains a line break")
+    return value
