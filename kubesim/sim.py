@@ -23,6 +23,7 @@ Optional collaborators, looked up by module name so that each can land independe
 from __future__ import annotations
 
 import importlib
+import ssl
 import tempfile
 import time
 from collections.abc import Callable
@@ -62,7 +63,11 @@ class KubeSim:
         max_body_bytes: int = 3 * 1024 * 1024,
         bookmark_interval: float = 10.0,
         event_ttl: float = 3600.0,
+        ssl_context: ssl.SSLContext | None = None,
+        ca_pem: str | None = None,
     ) -> None:
+        """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
+        that signed it, goes into the kubeconfig so clients verify the server as they would a real one."""
         self.host = host
         self.port = port
         self.nodes = nodes
@@ -71,6 +76,8 @@ class KubeSim:
         self.clock = clock
         self.max_body_bytes = max_body_bytes
         self.bookmark_interval = bookmark_interval
+        self.ssl_context = ssl_context
+        self.ca_pem = ca_pem
         self.event_ttl = event_ttl  # seconds after its last write an Event is deleted; 0 keeps them forever
         self.event_expiry: EventExpiry | None = None
         self.store = Store(history_size=history_size, clock=clock)
@@ -98,18 +105,18 @@ class KubeSim:
         self.app = build_app(self, self.api)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.ssl_context)
         await site.start()
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1] if sockets else self.port
-        self.url = f"http://{self.host}:{self.port}"
+        self.url = f"{'https' if self.ssl_context else 'http'}://{self.host}:{self.port}"
         if self._kubeconfig_path is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")
             path = Path(self._tmpdir.name) / "kubeconfig"
         else:
             path = Path(self._kubeconfig_path)
-        self.kubeconfig = str(write_kubeconfig(path, self.url))
+        self.kubeconfig = str(write_kubeconfig(path, self.url, ca_pem=self.ca_pem))
         if self.event_ttl > 0:
             self.event_expiry = EventExpiry(self.store, self.event_ttl, self.clock)
             self.event_expiry.start()

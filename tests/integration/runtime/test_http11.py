@@ -1,0 +1,238 @@
+"""The unary request pool (manager/client/http11.py): HTTP/1.1 framing and connection handling against a
+scripted server (for answers no API server would choose to send: chunked, close-delimited, broken), and
+the ApiClient over it against kubesim, over plain HTTP and TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import trustme
+
+from kubesim import KubeSim
+from manager.client import ApiClient, ConnectError, Disconnected, NotFound, create_client
+from manager.client.http11 import Http11Pool
+from manager.resources import CONFIGMAPS
+from tests.helpers import wait_for
+
+Script = Callable[[int, bytes], bytes | None]  # (request number on this connection, request) -> answer
+
+
+class ScriptedServer:
+    """Answers each request with `script(n, request)`; None closes the connection without answering."""
+
+    def __init__(self, script: Script, close_after_answer: bool = False) -> None:
+        self.script = script
+        self.close_after_answer = close_after_answer
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def __aenter__(self) -> ScriptedServer:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        n = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                request = head + (await reader.readexactly(length) if length else b"")
+                self.requests.append(request)
+                answer = self.script(n, request)
+                n += 1
+                if answer is None:
+                    break
+                writer.write(answer)
+                await writer.drain()
+                if self.close_after_answer:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def ok(body: bytes, extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(body), extra, body)
+
+
+def get(path: str = "/x") -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode()
+
+
+@pytest.fixture
+async def pool_factory() -> AsyncIterator[Callable[..., Http11Pool]]:
+    pools: list[Http11Pool] = []
+
+    def make(port: int, **kwargs: Any) -> Http11Pool:
+        pools.append(Http11Pool("127.0.0.1", port, **kwargs))
+        return pools[-1]
+
+    yield make
+    for pool in pools:
+        pool.close()
+
+
+async def test_keep_alive_reuses_one_connection(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: ok(b"answer %d" % n)) as server:
+        pool = pool_factory(server.port)
+        bodies = [(await pool.request(get(), 5)).body for _ in range(20)]
+    assert bodies == [b"answer %d" % n for n in range(20)]
+    assert server.connections == 1
+
+
+async def test_chunked_answer_is_decoded(pool_factory: Callable[..., Http11Pool]) -> None:
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+    async with ScriptedServer(lambda n, _: chunked) as server:
+        pool = pool_factory(server.port)
+        first = await pool.request(get(), 5)
+        second = await pool.request(get(), 5)
+    assert first.body == second.body == b"hello world"
+    assert server.connections == 1
+
+
+async def test_answer_delimited_by_close(pool_factory: Callable[..., Http11Pool]) -> None:
+    answer = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end"
+    async with ScriptedServer(lambda n, _: answer, close_after_answer=True) as server:
+        pool = pool_factory(server.port)
+        first = await pool.request(get(), 5)
+        second = await pool.request(get(), 5)
+    assert first.body == second.body == b"until the end"
+    assert server.connections == 2  # "Connection: close" is honoured: no reuse
+
+
+async def test_headers_are_readable(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: ok(b"{}", b"Retry-After: 3\r\n")) as server:
+        answer = await pool_factory(server.port).request(get(), 5)
+    assert answer.header("retry-after") == "3" and answer.header("X-Missing") is None
+
+
+async def test_server_closing_without_answer_is_disconnected(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: None) as server:
+        pool = pool_factory(server.port)
+        with pytest.raises(Disconnected):
+            await pool.request(get(), 5)
+    assert pool.open_connections == 0
+
+
+async def test_malformed_answer_is_disconnected(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: b"NOT HTTP AT ALL\r\n\r\n") as server:
+        pool = pool_factory(server.port)
+        with pytest.raises(Disconnected, match="malformed"):
+            await pool.request(get(), 5)
+    assert pool.open_connections == 0
+
+
+async def test_timeout_closes_the_connection(pool_factory: Callable[..., Http11Pool]) -> None:
+    # The server never answers the first request: it times out and its connection is dropped.
+    server = ScriptedServer(lambda n, _: b"" if len(server.requests) == 1 else ok(b"late"))
+    async with server:
+        pool = pool_factory(server.port)
+        with pytest.raises(TimeoutError):
+            await pool.request(get(), 0.2)
+        assert pool.open_connections == 0
+        answer = await pool.request(get(), 5)
+    assert answer.body == b"late" and server.connections == 2
+
+
+async def test_idle_connection_closed_by_the_server_is_not_reused(
+    pool_factory: Callable[..., Http11Pool],
+) -> None:
+    # A keep-alive answer, then the server drops the idle connection (as an API server does after its idle
+    # timeout): the pool notices and the next request opens a new connection instead of failing.
+    async with ScriptedServer(lambda n, _: ok(b"a"), close_after_answer=True) as server:
+        pool = pool_factory(server.port)
+        await pool.request(get(), 5)
+        await wait_for(lambda: pool.open_connections == 0, message="the pool notices the close")
+        answer = await pool.request(get(), 5)
+    assert answer.body == b"a" and server.connections == 2
+
+
+async def test_connection_limit_is_respected(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: ok(b"x")) as server:
+        pool = pool_factory(server.port, limit=3)
+        answers = await asyncio.gather(*(pool.request(get(), 5) for _ in range(30)))
+    assert all(a.body == b"x" for a in answers)
+    assert server.connections <= 3
+
+
+async def test_refused_connection_is_connect_error(pool_factory: Callable[..., Http11Pool]) -> None:
+    async with ScriptedServer(lambda n, _: None) as server:
+        port = server.port
+    with pytest.raises(ConnectError):
+        await pool_factory(port).request(get(), 5)
+
+
+async def test_api_client_requests_reuse_connections(kubesim: KubeSim) -> None:
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)
+    try:
+        for i in range(25):
+            await client.create(
+                CONFIGMAPS, {"metadata": {"name": f"cm-{i}"}, "data": {"i": str(i)}}, "default"
+            )
+        listed = await client.list(CONFIGMAPS, "default", label_selector="!absent")
+        with pytest.raises(NotFound):
+            await client.get(CONFIGMAPS, "missing", "default")
+        assert client.pool.open_connections == 1
+    finally:
+        await client.close()
+    assert {f"cm-{i}" for i in range(25)} <= {item["metadata"]["name"] for item in listed["items"]}
+
+
+@pytest.fixture(scope="module")
+def certificate_authority() -> trustme.CA:
+    return trustme.CA()
+
+
+async def tls_sim(ca: trustme.CA) -> KubeSim:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    return await KubeSim(nodes=1, ssl_context=context, ca_pem=ca.cert_pem.bytes().decode()).start()
+
+
+async def test_api_client_over_tls_verifies_the_server(certificate_authority: trustme.CA) -> None:
+    sim = await tls_sim(certificate_authority)
+    try:
+        assert sim.url.startswith("https://")
+        client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
+        try:
+            created = await client.create(CONFIGMAPS, {"metadata": {"name": "over-tls"}}, "default")
+            fetched = await client.get(CONFIGMAPS, "over-tls", "default")
+        finally:
+            await client.close()
+        assert fetched["metadata"]["uid"] == created["metadata"]["uid"]
+    finally:
+        await sim.stop()
+
+
+async def test_api_client_refuses_a_server_signed_by_another_ca(certificate_authority: trustme.CA) -> None:
+    sim = await tls_sim(trustme.CA())  # a certificate from a CA that the client below does not trust
+    try:
+        loaded = await create_client(kubeconfig=sim.kubeconfig, qps=0)
+        await loaded.close()
+        config = loaded.config
+        config.ssl_context = ssl.create_default_context()
+        certificate_authority.configure_trust(config.ssl_context)
+        client = ApiClient(config, max_retries=0)
+        try:
+            with pytest.raises(ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await client.get(CONFIGMAPS, "anything", "default")
+        finally:
+            await client.close()
+    finally:
+        await sim.stop()
