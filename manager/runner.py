@@ -46,38 +46,94 @@ class TerminalError(Exception):
 
 
 RECONCILE_BUCKETS = (
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
-    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0,
-    40.0, 50.0, 60.0,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    1.0,
+    1.25,
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+    4.0,
+    4.5,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    9.0,
+    10.0,
+    15.0,
+    20.0,
+    25.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
 )
 RESULTS = ("success", "error", "requeue", "requeue_after")
 
 RECONCILE_TOTAL = Counter(
-    "controller_runtime_reconcile", "Total number of reconciliations per controller",
-    ["controller", "result"])
+    "controller_runtime_reconcile", "Total number of reconciliations per controller", ["controller", "result"]
+)
 RECONCILE_ERRORS = Counter(
-    "controller_runtime_reconcile_errors", "Total number of reconciliation errors per controller",
-    ["controller"])
+    "controller_runtime_reconcile_errors",
+    "Total number of reconciliation errors per controller",
+    ["controller"],
+)
 TERMINAL_ERRORS = Counter(
     "controller_runtime_terminal_reconcile_errors",
-    "Total number of terminal reconciliation errors per controller", ["controller"])
+    "Total number of terminal reconciliation errors per controller",
+    ["controller"],
+)
 RECONCILE_PANICS = Counter(
-    "controller_runtime_reconcile_panics", "Total number of reconciliation panics per controller",
-    ["controller"])
+    "controller_runtime_reconcile_panics",
+    "Total number of reconciliation panics per controller",
+    ["controller"],
+)
 RECONCILE_TIME = Histogram(
-    "controller_runtime_reconcile_time_seconds", "Length of time per reconciliation per controller",
-    ["controller"], buckets=RECONCILE_BUCKETS)
+    "controller_runtime_reconcile_time_seconds",
+    "Length of time per reconciliation per controller",
+    ["controller"],
+    buckets=RECONCILE_BUCKETS,
+)
 MAX_CONCURRENT = Gauge(
-    "controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller",
-    ["controller"])
+    "controller_runtime_max_concurrent_reconciles",
+    "Maximum number of concurrent reconciles per controller",
+    ["controller"],
+)
 ACTIVE_WORKERS = Gauge(
-    "controller_runtime_active_workers", "Number of currently used workers per controller", ["controller"])
+    "controller_runtime_active_workers", "Number of currently used workers per controller", ["controller"]
+)
 
 # Exceptions that mean a bug in the reconcile rather than a failure it anticipates (an API error, a timeout):
 # they are counted in controller_runtime_reconcile_panics_total as well, like a recovered Go panic.
 PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
-    AssertionError, AttributeError, LookupError, NameError, TypeError, ValueError, ArithmeticError,
-    RecursionError, NotImplementedError,
+    AssertionError,
+    AttributeError,
+    LookupError,
+    NameError,
+    TypeError,
+    ValueError,
+    ArithmeticError,
+    RecursionError,
+    NotImplementedError,
 )
 
 SYNC_POLL_INTERVAL = 0.05
@@ -217,8 +273,11 @@ async def _queue_worker(
         except Exception as exc:
             queue.add_rate_limited(item)
             ctl.log.warning(
-                "queue item failed", queue=queue.name or ctl.name, item=str(item),
-                error=f"{type(exc).__name__}: {exc}", requeues=queue.num_requeues(item),
+                "queue item failed",
+                queue=queue.name or ctl.name,
+                item=str(item),
+                error=f"{type(exc).__name__}: {exc}",
+                requeues=queue.num_requeues(item),
             )
         else:
             queue.forget(item)
@@ -308,6 +367,8 @@ def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
         RECONCILE_PANICS.labels(name).inc()
     ctl.queue.add_rate_limited(request)
     ctl.log.error(
-        "reconciler error", error=f"{type(exc).__name__}: {exc}",
-        requeues=ctl.queue.num_requeues(request), exc_info=exc,
+        "reconciler error",
+        error=f"{type(exc).__name__}: {exc}",
+        requeues=ctl.queue.num_requeues(request),
+        exc_info=exc,
     )

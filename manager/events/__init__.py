@@ -64,10 +64,10 @@ MAX_QUEUED_EVENTS = 1000
 MAX_TRIES_PER_EVENT = 12
 RETRY_SLEEP = 10.0
 
-EVENTS_DROPPED = Counter(
-    "events_dropped", "Events dropped because the event queue was full", ["component"])
+EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event queue was full", ["component"])
 EVENTS_SENT = Counter(
-    "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"])
+    "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
+)
 
 
 def object_reference(obj: dict[str, Any]) -> dict[str, str]:
@@ -133,16 +133,30 @@ class LogOnlyEventRecorder(EventRecorder):
 
     def event(self, obj: dict[str, Any], type: str, reason: str, message: str) -> None:
         ref = object_reference(obj) if isinstance(obj, dict) else {}
-        log.info("event (not sent)", component=self.component, object=ref.get("name"),
-                 type=type, reason=reason, message=message)
+        log.info(
+            "event (not sent)",
+            component=self.component,
+            object=ref.get("name"),
+            type=type,
+            reason=reason,
+            message=message,
+        )
 
 
 class EventBroadcaster:
     """The manager's one event pipeline: a bounded queue, the correlator and a background sender."""
 
-    def __init__(self, client: ApiClient, *, instance: str | None = None, host: str = "",
-                 clock: Callable[[], float] | None = None, max_queued: int = MAX_QUEUED_EVENTS,
-                 retry_sleep: float = RETRY_SLEEP, correlator: EventCorrelator | None = None) -> None:
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        instance: str | None = None,
+        host: str = "",
+        clock: Callable[[], float] | None = None,
+        max_queued: int = MAX_QUEUED_EVENTS,
+        retry_sleep: float = RETRY_SLEEP,
+        correlator: EventCorrelator | None = None,
+    ) -> None:
         import time
 
         self.client = client
@@ -227,8 +241,10 @@ class EventBroadcaster:
                     answer = await self.client.patch(EVENTS, name, result.patch, namespace)
                     EVENTS_SENT.labels("patch").inc()
                 except NotFound:  # the event expired meanwhile: create it again
-                    fresh = {**event, "metadata": {k: v for k, v in event["metadata"].items()
-                                                   if k != "resourceVersion"}}
+                    fresh = {
+                        **event,
+                        "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"},
+                    }
                     answer = await self.client.create(EVENTS, fresh, namespace)
                     EVENTS_SENT.labels("create").inc()
             else:

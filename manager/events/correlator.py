@@ -53,8 +53,14 @@ def _source(event: Event) -> tuple[str, str]:
 
 def aggregate_key(event: Event) -> tuple[str, ...]:
     """Everything but the message (client-go EventAggregatorByReasonFunc)."""
-    return (*_source(event), *_involved(event), event.get("type", ""), event.get("reason", ""),
-            event.get("reportingComponent", ""), event.get("reportingInstance", ""))
+    return (
+        *_source(event),
+        *_involved(event),
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("reportingComponent", ""),
+        event.get("reportingInstance", ""),
+    )
 
 
 def event_key(event: Event) -> tuple[str, ...]:
@@ -104,9 +110,15 @@ class Correlation:
 class EventCorrelator:
     """client-go's EventCorrelator on plain dicts; pure logic with an injectable wall clock."""
 
-    def __init__(self, *, clock: Callable[[], float], spam_burst: int = SPAM_BURST,
-                 spam_qps: float = SPAM_QPS, max_events: int = AGGREGATE_MAX_EVENTS,
-                 max_interval: float = AGGREGATE_INTERVAL) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        spam_burst: int = SPAM_BURST,
+        spam_qps: float = SPAM_QPS,
+        max_events: int = AGGREGATE_MAX_EVENTS,
+        max_interval: float = AGGREGATE_INTERVAL,
+    ) -> None:
         self.clock = clock
         self.spam_burst = spam_burst
         self.spam_qps = spam_qps
@@ -129,9 +141,15 @@ class EventCorrelator:
         key = event_key(event)
         if event.get("message", "").startswith(COMBINED_PREFIX):
             key = aggregate_key(event)
-        self._observed.store(key, _Observed(
-            int(event.get("count") or 1), event.get("firstTimestamp", ""),
-            event["metadata"]["name"], event["metadata"].get("resourceVersion", "")))
+        self._observed.store(
+            key,
+            _Observed(
+                int(event.get("count") or 1),
+                event.get("firstTimestamp", ""),
+                event["metadata"]["name"],
+                event["metadata"].get("resourceVersion", ""),
+            ),
+        )
 
     def _aggregate(self, event: Event) -> tuple[Event, tuple[str, ...]]:
         now = self.clock()
@@ -151,8 +169,12 @@ class EventCorrelator:
             **event["metadata"],
             "name": f"{event['involvedObject'].get('name', '')}.{int(now * 1e9):x}",
         }
-        combined.update(count=1, firstTimestamp=timestamp, lastTimestamp=timestamp,
-                        message=COMBINED_PREFIX + event.get("message", ""))
+        combined.update(
+            count=1,
+            firstTimestamp=timestamp,
+            lastTimestamp=timestamp,
+            message=COMBINED_PREFIX + event.get("message", ""),
+        )
         return combined, agg_key
 
     def _observe(self, event: Event, key: tuple[str, ...]) -> tuple[Event, dict[str, Any] | None]:
@@ -167,10 +189,14 @@ class EventCorrelator:
         updated["metadata"] = {**event["metadata"], "name": last.name}
         if last.resource_version:
             updated["metadata"]["resourceVersion"] = last.resource_version
-        self._observed.store(key, _Observed(updated["count"], last.first_timestamp, last.name,
-                                            last.resource_version))
-        patch = {"count": updated["count"], "lastTimestamp": updated.get("lastTimestamp"),
-                 "message": updated.get("message", "")}
+        self._observed.store(
+            key, _Observed(updated["count"], last.first_timestamp, last.name, last.resource_version)
+        )
+        patch = {
+            "count": updated["count"],
+            "lastTimestamp": updated.get("lastTimestamp"),
+            "message": updated.get("message", ""),
+        }
         return updated, patch
 
     def _is_spam(self, event: Event) -> bool:
