@@ -32,9 +32,21 @@ def parse_time(value: str | None) -> float | None:
     return datetime.fromisoformat(value.replace("z", "Z")).timestamp()
 
 
+# The last second formatted and its text: a sync stamps several times (startTime, conditions) within one
+# second, and strftime is most of the cost. One tuple, so a reader never sees a second with another's text.
+_last_formatted: tuple[int | None, str] = (None, "")
+
+
 def format_time(epoch: float) -> str:
     """Format epoch seconds as metav1.Time does: RFC3339, second precision, UTC with `Z`."""
-    return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_formatted
+    whole = int(epoch)
+    last = _last_formatted
+    if last[0] == whole:
+        return last[1]
+    text = datetime.fromtimestamp(whole, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_formatted = (whole, text)
+    return text
 
 
 # -------------------- predicates
