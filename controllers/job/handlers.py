@@ -34,7 +34,7 @@ def _finished_with_finalizer(pod: Obj | None) -> bool:
 def record_finished_pod_with_finalizer(old: Obj | None, new: Obj | None) -> None:
     was, now = _finished_with_finalizer(old), _finished_with_finalizer(new)
     if was != now:
-        m.TERMINATED_PODS_TRACKING_FINALIZER.labels("add" if now else "delete").inc()
+        m.child(m.TERMINATED_PODS_TRACKING_FINALIZER, "add" if now else "delete").inc()
 
 
 class JobEventHandler:
@@ -45,7 +45,7 @@ class JobEventHandler:
         self.ctl.enqueue_key(_key(obj))
         external = js.external_manager(obj, self.ctl.managed_by)
         if external is not None:
-            m.JOBS_BY_EXTERNAL_CONTROLLER.labels(external).inc()
+            m.child(m.JOBS_BY_EXTERNAL_CONTROLLER, external).inc()
 
     def on_update(self, old: Any, new: Any) -> None:
         key = _key(new)

@@ -166,9 +166,9 @@ def _record_creations(job: Obj, state: SyncState, succeeded: int, failed: int) -
     elif state.failed > 0 or state.terminating > 0:
         reason = m.CREATE_RECREATE_TERMINATING_OR_FAILED
     if succeeded > 0:
-        m.PODS_CREATION.labels(reason, m.SUCCEEDED).inc(succeeded)
+        m.child(m.PODS_CREATION, reason, m.SUCCEEDED).inc(succeeded)
     if failed > 0:
-        m.PODS_CREATION.labels(reason, m.FAILED).inc(failed)
+        m.child(m.PODS_CREATION, reason, m.FAILED).inc(failed)
 
 
 async def delete_job_pods(

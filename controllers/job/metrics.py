@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from prometheus_client import Counter, Histogram
 
 SYNC_DURATION = Histogram(
@@ -59,3 +62,10 @@ FAILED = "failed"
 CREATE_NEW = "new"
 CREATE_RECREATE_TERMINATING_OR_FAILED = "recreate_terminating_or_failed"
 CREATE_RECREATE_FAILED = "recreate_failed"
+
+
+@functools.cache
+def child(metric: Any, *values: str) -> Any:
+    """`metric.labels(*values)`, looked up once: labels() takes a lock and builds a tuple on every call, and
+    a sync records several series. (The children are never removed, so a cached one stays the live one.)"""
+    return metric.labels(*values)

@@ -103,8 +103,8 @@ async def sync_job(ctl: JobController, key: str) -> None:
         result = "success"
     finally:
         action = state.action if state is not None else m.ACTION_RECONCILING
-        m.SYNC_DURATION.labels(mode, result, action).observe(time.perf_counter() - started)
-        m.SYNCS.labels(mode, result, action).inc()
+        m.child(m.SYNC_DURATION, mode, result, action).observe(time.perf_counter() - started)
+        m.child(m.SYNCS, mode, result, action).inc()
 
 
 async def _prepare(ctl: JobController, key: str, job: Obj) -> SyncState:

@@ -107,7 +107,7 @@ async def _flush_and_remove_finalizers(
         old = counters(state.status)
         needs_flush = False
     for action, count in policy_actions.items():
-        m.POD_FAILURES_HANDLED_BY_POLICY.labels(action).inc(count)
+        m.child(m.POD_FAILURES_HANDLED_BY_POLICY, action).inc(count)
     error: BaseException | None = None
     if pods:
         # Step 2: remove the finalizers; expected so a stale cache cannot make us count these pods again.
@@ -172,10 +172,10 @@ def _record_finished(ctl: JobController, job: Obj, finished: jc.Condition | None
                 "Too many succeeded pods running after completion count reached",
             )
         ctl.recorder.event(job, "Normal", "Completed", "Job completed")
-        m.JOBS_FINISHED.labels(mode, m.SUCCEEDED, finished["reason"]).inc()
+        m.child(m.JOBS_FINISHED, mode, m.SUCCEEDED, finished["reason"]).inc()
     else:
         ctl.recorder.event(job, "Warning", finished["reason"], finished["message"])
-        m.JOBS_FINISHED.labels(mode, m.FAILED, finished["reason"]).inc()
+        m.child(m.JOBS_FINISHED, mode, m.FAILED, finished["reason"]).inc()
 
 
 def _record_pods_finished(job: Obj, old: Counters) -> None:
@@ -186,16 +186,16 @@ def _record_pods_finished(job: Obj, old: Counters) -> None:
         label = "perIndex" if js.has_backoff_limit_per_index(job) else "global"
         done = Intervals.parse(new[2], completions).total() - Intervals.parse(old[2], completions).total()
         if done > 0:
-            m.FINISHED_INDEXES.labels(m.SUCCEEDED, label).inc(done)
+            m.child(m.FINISHED_INDEXES, m.SUCCEEDED, label).inc(done)
         if js.has_backoff_limit_per_index(job) and new[3] != old[3]:
             failed = (
                 Intervals.parse(new[3], completions).total() - Intervals.parse(old[3], completions).total()
             )
             if failed > 0:
-                m.FINISHED_INDEXES.labels(m.FAILED, label).inc(failed)
+                m.child(m.FINISHED_INDEXES, m.FAILED, label).inc(failed)
     else:
         done = new[0] - old[0]
     if done > 0:
-        m.PODS_FINISHED.labels(mode, m.SUCCEEDED).inc(done)
+        m.child(m.PODS_FINISHED, mode, m.SUCCEEDED).inc(done)
     if new[1] - old[1] > 0:
-        m.PODS_FINISHED.labels(mode, m.FAILED).inc(new[1] - old[1])
+        m.child(m.PODS_FINISHED, mode, m.FAILED).inc(new[1] - old[1])
