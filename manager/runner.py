@@ -312,9 +312,12 @@ async def process(ctl: Controller, request: Request) -> None:
     """One reconcile and what its outcome means for the key."""
     name = ctl.name
     queue = ctl.queue
-    with structlog.contextvars.bound_contextvars(
+    # bind + reset by token rather than bound_contextvars(): that one copies the whole context to save
+    # the keys it overwrites, and re-binds them after, on every reconcile; a token restores them as well.
+    tokens = structlog.contextvars.bind_contextvars(
         controller=name, key=request.key, reconcile_id=f"{_RUN_PREFIX}-{next(_RECONCILE_IDS):x}"
-    ):
+    )
+    try:
         start = time.perf_counter()
         ctl.stats.reconciles += 1
         try:
@@ -346,6 +349,8 @@ async def process(ctl: Controller, request: Request) -> None:
         else:
             queue.forget(request)
             _reconcile_total(name, "success").inc()
+    finally:
+        structlog.contextvars.reset_contextvars(**tokens)
 
 
 def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
