@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,13 @@ EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event que
 EVENTS_SENT = Counter(
     "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
 )
+
+
+@functools.cache
+def _sent(action: str) -> Any:
+    """EVENTS_SENT's child for `action`, looked up once (labels() takes a lock and builds a tuple on every
+    call); created on first use, so a series still appears only once something was counted in it."""
+    return EVENTS_SENT.labels(action)
 
 
 def object_reference(obj: dict[str, Any]) -> dict[str, str]:
@@ -221,7 +229,7 @@ class EventBroadcaster:
     async def _record(self, event: Event) -> None:
         result = self.correlator.correlate(event)
         if result.skip:
-            EVENTS_SENT.labels("skip").inc()
+            _sent("skip").inc()
             return
         for attempt in range(MAX_TRIES_PER_EVENT):
             if await self._write(result):
@@ -239,28 +247,28 @@ class EventBroadcaster:
                 try:
                     name = event["metadata"]["name"]
                     answer = await self.client.patch(EVENTS, name, result.patch, namespace)
-                    EVENTS_SENT.labels("patch").inc()
+                    _sent("patch").inc()
                 except NotFound:  # the event expired meanwhile: create it again
                     fresh = {
                         **event,
                         "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"},
                     }
                     answer = await self.client.create(EVENTS, fresh, namespace)
-                    EVENTS_SENT.labels("create").inc()
+                    _sent("create").inc()
             else:
                 answer = await self.client.create(EVENTS, event, namespace)
-                EVENTS_SENT.labels("create").inc()
+                _sent("create").inc()
         except AlreadyExists:
             return True
         except ApiError as exc:
-            EVENTS_SENT.labels("error").inc()
+            _sent("error").inc()
             if exc.status in (400, 403, 422):  # the server will never accept it
                 log.warning("event rejected", reason=event.get("reason"), error=str(exc))
                 return True
             log.warning("cannot write event, will retry", error=str(exc))
             return False
         except (OSError, TimeoutError) as exc:
-            EVENTS_SENT.labels("error").inc()
+            _sent("error").inc()
             log.warning("cannot write event, will retry", error=str(exc))
             return False
         self.correlator.update_state(answer)

@@ -41,26 +41,28 @@ def format_time(seconds: float) -> str:
     return _last_formatted[1]
 
 
-def _involved(event: Event) -> tuple[str, ...]:
-    ref = event.get("involvedObject", {})
-    return tuple(ref.get(f, "") for f in ("kind", "namespace", "name", "uid", "apiVersion"))
-
-
-def _source(event: Event) -> tuple[str, str]:
-    source = event.get("source", {})
-    return source.get("component", ""), source.get("host", "")
-
-
 def aggregate_key(event: Event) -> tuple[str, ...]:
     """Everything but the message (client-go EventAggregatorByReasonFunc)."""
+    # One flat tuple built in place: it is computed for every event sent and every answer stored.
+    source = event.get("source", {})
+    ref = event.get("involvedObject", {})
     return (
-        *_source(event),
-        *_involved(event),
+        source.get("component", ""),
+        source.get("host", ""),
+        ref.get("kind", ""),
+        ref.get("namespace", ""),
+        ref.get("name", ""),
+        ref.get("uid", ""),
+        ref.get("apiVersion", ""),
         event.get("type", ""),
         event.get("reason", ""),
         event.get("reportingComponent", ""),
         event.get("reportingInstance", ""),
     )
+
+
+# The spam key is the aggregate key's prefix: source (2), involved object (5), type (1).
+_SPAM_KEY_LENGTH = 8
 
 
 def event_key(event: Event) -> tuple[str, ...]:
@@ -69,7 +71,7 @@ def event_key(event: Event) -> tuple[str, ...]:
 
 
 def spam_key(event: Event) -> tuple[str, ...]:
-    return (*_source(event), *_involved(event), event.get("type", ""))
+    return aggregate_key(event)[:_SPAM_KEY_LENGTH]
 
 
 class _LRU(OrderedDict[tuple[str, ...], Any]):
@@ -129,9 +131,12 @@ class EventCorrelator:
         self._spam = _LRU(MAX_LRU_ENTRIES)  # spam key -> [tokens, last refill]
 
     def correlate(self, event: Event) -> Correlation:
-        aggregated, key = self._aggregate(event)
+        # The three keys share their fields: the aggregate key is built once and the others derived from
+        # it (aggregation and observation keep the source, involved object and type of `event`).
+        agg_key = aggregate_key(event)
+        aggregated, key = self._aggregate(event, agg_key)
         observed, patch = self._observe(aggregated, key)
-        if self._is_spam(observed):
+        if self._is_spam(agg_key[:_SPAM_KEY_LENGTH]):
             return Correlation(observed, skip=True)
         return Correlation(observed, patch)
 
@@ -151,9 +156,8 @@ class EventCorrelator:
             ),
         )
 
-    def _aggregate(self, event: Event) -> tuple[Event, tuple[str, ...]]:
+    def _aggregate(self, event: Event, agg_key: tuple[str, ...]) -> tuple[Event, tuple[str, ...]]:
         now = self.clock()
-        agg_key = aggregate_key(event)
         record = self._aggregates.lookup(agg_key)
         if record is None or now - record[1] > self.max_interval:
             record = (set(), now)
@@ -161,7 +165,7 @@ class EventCorrelator:
         messages.add(event.get("message", ""))
         self._aggregates.store(agg_key, (messages, now))
         if len(messages) < self.max_events:
-            return event, event_key(event)
+            return event, (*agg_key, event.get("message", ""))
         messages.pop()  # keep the set bounded, as client-go does
         timestamp = format_time(now)
         combined = dict(event)
@@ -199,9 +203,8 @@ class EventCorrelator:
         }
         return updated, patch
 
-    def _is_spam(self, event: Event) -> bool:
+    def _is_spam(self, key: tuple[str, ...]) -> bool:
         now = self.clock()
-        key = spam_key(event)
         bucket = self._spam.lookup(key)
         if bucket is None:
             bucket = [float(self.spam_burst), now]
