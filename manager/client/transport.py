@@ -1,7 +1,5 @@
-"""The HTTP layer under ApiClient: connections, the token bucket, retries, timeouts, typed errors and the
-`rest_client_*` metrics. Retries happen only where client-go retries: 429 and Retry-After answers (any
-verb: the server did not process the request), connection failures before anything was sent (any verb),
-and connection resets on GETs.
+"""The HTTP layer under ApiClient: connections, the token bucket, retries (decided in retry.py, as
+client-go decides them), timeouts, typed errors and the `rest_client_*` metrics.
 
 Two connection pools, by traffic shape: unary requests (get, list pages, create, update, patch, delete)
 go through the lean keep-alive pool of manager/client/http11.py, which is where a controller spends its
@@ -11,7 +9,6 @@ client CPU; watches, which stream for minutes, go through one aiohttp session.
 from __future__ import annotations
 
 import asyncio
-import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,9 +21,10 @@ import structlog
 
 from manager.client import metrics
 from manager.client.config import RestConfig
-from manager.client.errors import ApiError, TooManyRequests, Unauthorized, error_from_response
-from manager.client.http11 import ConnectError, Disconnected, Http11Pool
+from manager.client.errors import Unauthorized, error_from_response
+from manager.client.http11 import Http11Pool
 from manager.client.ratelimit import TokenBucket
+from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
 
 log = structlog.get_logger(__name__)
 
@@ -37,13 +35,6 @@ T = TypeVar("T")
 # (status, the 2xx result or None, the error body, Retry-After) of one attempt.
 Reply = tuple[int, T | None, bytes, str | None]
 
-# Failures where nothing reached the server (any verb may be retried), and where it may have.
-NOT_SENT: tuple[type[Exception], ...] = (aiohttp.ClientConnectorError, ConnectError)
-MAYBE_SENT: tuple[type[Exception], ...] = (
-    aiohttp.ServerDisconnectedError,
-    aiohttp.ClientOSError,
-    Disconnected,
-)
 _PATH_SAFE = "/:@!$&'()*+,;=~%"
 
 
@@ -192,11 +183,11 @@ class Transport:
             if result is not None:
                 return result
             error = error_from_response(status, payload)
-            retry_after = self._retry_after(retry_after_header, error)
-            if retry_after is not None and attempt < max_retries:
+            wait = retry_after(retry_after_header, error, self.max_retry_after)
+            if wait is not None and attempt < max_retries:
                 attempt += 1
                 metrics.REQUEST_RETRIES.labels(str(status), method, self.host).inc()
-                await self._sleep(retry_after)
+                await self._sleep(wait)
                 continue
             if isinstance(error, Unauthorized) and not refreshed_auth:
                 refreshed_auth = True
@@ -205,7 +196,7 @@ class Transport:
             raise error
 
     async def _retry_later(self, attempt: int, message: str, method: str, path: str, exc: Exception) -> None:
-        delay = self._backoff(attempt)
+        delay = connection_backoff(attempt)
         log.debug(message, method=method, path=path, error=str(exc), delay=delay)
         metrics.REQUEST_RETRIES.labels("<error>", method, self.host).inc()
         await self._sleep(delay)
@@ -244,29 +235,6 @@ class Transport:
             return response.status, None, payload, response.headers.get("Retry-After")
 
         return await self._exchange(method, path, attempt_once, rate_limited=rate_limited, retry=retry)
-
-    def _backoff(self, attempt: int) -> float:
-        return float(min(5.0, 0.1 * 2 ** (attempt - 1)) * (1 + random.random()))
-
-    def _retry_after(self, header: str | None, error: ApiError) -> float | None:
-        """Seconds to wait before retrying, or None when this answer must not be retried.
-
-        As client-go: 429, and 5xx answers carrying Retry-After, are retried for every verb (the server
-        asked for it and did not process the request). A 429 without a hint backs off exponentially.
-        """
-        seconds: float | None = None
-        if header is not None:
-            try:
-                seconds = max(0.0, float(header))
-            except ValueError:
-                seconds = None
-        if seconds is None:
-            seconds = error.retry_after_seconds
-        if isinstance(error, TooManyRequests):
-            return min(self.max_retry_after, seconds if seconds is not None else 1.0)
-        if error.status >= 500 and header is not None and seconds is not None:
-            return min(self.max_retry_after, seconds)
-        return None
 
     async def request_raw(
         self,
