@@ -116,7 +116,10 @@ class _Connection(asyncio.Protocol):
     # used by the pool
 
     def send(self, data: bytes, waiter: asyncio.Future[Answer]) -> None:
-        assert self._transport is not None
+        if self.closed or self._transport is None:
+            # Closed by the server between connecting and sending: nothing was sent.
+            waiter.set_exception(ConnectError("the connection closed before the request was sent"))
+            return
         self._waiter = waiter
         self._transport.write(data)
 
