@@ -57,7 +57,6 @@ class Transport:
         *,
         qps: float = 20.0,
         burst: int = 30,
-        max_watches: int = 100,
         max_request_connections: int = 100,
         request_timeout: float = 30.0,
         list_timeout: float = 120.0,
@@ -83,8 +82,9 @@ class Transport:
         # request head's fixed lines.
         self._observers: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {config.user_agent}\r\n"
-        # Every watch pins one HTTP/1.1 connection of the aiohttp session; unary requests have their own.
-        self.pool_size = max_watches
+        # Every watch pins one HTTP/1.1 connection of the aiohttp session for minutes, so that session has no
+        # connection limit (a limit would make the watch after it wait forever); unary requests have their own
+        # bounded pool.
         self.request_pool_size = max_request_connections
         self._session: aiohttp.ClientSession | None = None
         self._pool: Http11Pool | None = None
@@ -93,9 +93,7 @@ class Transport:
     def session(self) -> aiohttp.ClientSession:
         """The aiohttp session for watches and other streamed reads."""
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                limit=self.pool_size, limit_per_host=self.pool_size, ssl=self.config.ssl_context or False
-            )
+            connector = aiohttp.TCPConnector(limit=0, ssl=self.config.ssl_context or False)
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 json_serialize=lambda o: orjson.dumps(o).decode(),

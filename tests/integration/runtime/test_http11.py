@@ -236,3 +236,28 @@ async def test_api_client_refuses_a_server_signed_by_another_ca(certificate_auth
             await client.close()
     finally:
         await sim.stop()
+
+
+async def test_many_watches_and_requests_at_once(kubesim: KubeSim) -> None:
+    # More watches than any fixed pool would hold, each on its own connection, while requests still flow.
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)
+    try:
+        rv = (await client.list(CONFIGMAPS, "default"))["metadata"]["resourceVersion"]
+        opening = (
+            client.watch(CONFIGMAPS, "default", resource_version=rv, timeout_seconds=30).open()
+            for _ in range(130)
+        )
+        streams = await asyncio.wait_for(asyncio.gather(*opening), 20)
+        await client.create(CONFIGMAPS, {"metadata": {"name": "seen-by-all"}}, "default")
+
+        async def first(stream: Any) -> str:
+            async for event_type, obj in stream:
+                return f"{event_type} {obj['metadata']['name']}"
+            return "ended"
+
+        seen = await asyncio.wait_for(asyncio.gather(*(first(s) for s in streams)), 20)
+        for stream in streams:
+            await stream.aclose()
+    finally:
+        await client.close()
+    assert seen == ["ADDED seen-by-all"] * 130
