@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cmp_to_key
-from typing import Any, NamedTuple
+from typing import Any
 
 from controllers.common.podutil import (
     DELETION_COST_ANNOTATION,
@@ -82,38 +82,103 @@ def sort_active_pods(pods: Iterable[Obj]) -> list[Obj]:
 # -------------------------------------------------------------------- ReplicaSet order (ActivePodsWithRanks)
 
 
-class _Features(NamedTuple):
-    prefix: tuple[int, int, int, int, int]  # rules 1-5 ascending: assigned, phase, ready, cost, -rank
-    ready: bool
-    ready_time: float | None
-    ready_bucket: int
-    restarts: tuple[int, int]  # negated: more restarts sort first
-    created: float | None
-    created_bucket: int
-    uid: str
+# What ranks a pod apart from its co-located rank and the clock: (assigned, phase ordinal, ready, deletion
+# cost, ready time, negated restarts, created, uid).
+_Static = tuple[int, int, bool, int, float | None, tuple[int, int], float | None, str]
+
+# One pod's place in the order, flat so the comparison reads it by index: (rules 1-5 ascending: assigned,
+# phase, ready, cost, -rank), ready, ready time, its log2 bucket, (negated restarts), created, its bucket,
+# uid, the pod. A flat tuple with one comparison function costs a fraction of a NamedTuple read through
+# properties by three nested functions, and the sort compares ~n log n pairs of thousands of pods.
+_Features = tuple[
+    tuple[int, int, int, int, int], bool, float | None, int, tuple[int, int], float | None, int, str, Obj
+]
 
 
-def _features(pod: Mapping[str, Any], rank: int, now: float | None) -> _Features:
-    ready = is_ready(pod)
-    ready_time = ready_since(pod) if ready else None
-    created = parse_time(meta(pod).get("creationTimestamp"))
-    regular, sidecar = max_container_restarts(pod)
-    return _Features(
-        prefix=(
-            1 if node_name(pod) else 0,
-            _PHASE_ORDINAL.get(pod_phase(pod), 0),
-            1 if ready else 0,
-            deletion_cost(pod),
-            -rank,
-        ),
-        ready=ready,
-        ready_time=ready_time,
-        ready_bucket=log_bucket(ready_time, now) if ready_time is not None and now is not None else -1,
-        restarts=(-regular, -sidecar),
-        created=created,
-        created_bucket=log_bucket(created, now) if created is not None and now is not None else -1,
-        uid=str(meta(pod).get("uid") or ""),
+def _static(pod: Obj) -> _Static:
+    # One pass over the pod: the first Ready condition gives both readiness and its transition time.
+    metadata = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    ready = False
+    ready_time: float | None = None
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Ready":
+            if cond.get("status") == "True":
+                ready = True
+                ready_time = parse_time(cond.get("lastTransitionTime"))
+            break
+    regular = max((int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or ()), default=0)
+    # Sidecar restarts only exist with init container statuses (max_container_restarts' second half).
+    sidecar = max_container_restarts(pod)[1] if status.get("initContainerStatuses") else 0
+    return (
+        1 if (pod.get("spec") or {}).get("nodeName") else 0,
+        _PHASE_ORDINAL.get(str(status.get("phase") or ""), 0),
+        ready,
+        deletion_cost(pod),
+        ready_time,
+        (-regular, -sidecar),
+        parse_time(metadata.get("creationTimestamp")),
+        str(metadata.get("uid") or ""),
     )
+
+
+class RankingCache:
+    """The clock-free ranking facts of each pod, remembered per pod dict between sorts of the same pods.
+
+    A ReplicaSet scaling down by thousands ranks nearly the same pods on every sync. The informer cache
+    replaces a pod's dict whenever the pod changes and hands out the same dict otherwise, so facts derived
+    from a dict stay valid while it is handed out; each call keeps only the pods it was given."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Obj, _Static]] = {}
+
+    def facts(self, pods: Iterable[Obj]) -> list[_Static]:
+        known = self._known
+        current: dict[int, tuple[Obj, _Static]] = {}
+        result: list[_Static] = []
+        for pod in pods:
+            entry = known.get(id(pod))
+            if entry is None or entry[0] is not pod:  # `is`: an id may be reused by a newer dict
+                entry = (pod, _static(pod))
+            current[id(pod)] = entry
+            result.append(entry[1])
+        self._known = current
+        return result
+
+
+def _statics(pods: Sequence[Obj], cache: RankingCache | None) -> list[_Static]:
+    return cache.facts(pods) if cache is not None else [_static(p) for p in pods]
+
+
+def _features(static: _Static, pod: Obj, rank: int, bucket: Callable[[float | None], int]) -> _Features:
+    assigned, phase, ready, cost, ready_time, restarts, created, uid = static
+    return (
+        (assigned, phase, 1 if ready else 0, cost, -rank),
+        ready,
+        ready_time,
+        bucket(ready_time),
+        restarts,
+        created,
+        bucket(created),
+        uid,
+        pod,
+    )
+
+
+def _bucketer(now: float | None) -> Callable[[float | None], int]:
+    """log_bucket(t, now), or -1 without a time or a clock; computed once per distinct time, since pods
+    created or made ready within one second share their (second-precision) timestamps."""
+    memo: dict[float, int] = {}
+
+    def bucket(t: float | None) -> int:
+        if t is None or now is None:
+            return -1
+        known = memo.get(t)
+        if known is None:
+            known = memo[t] = log_bucket(t, now)
+        return known
+
+    return bucket
 
 
 def log_bucket(t: float, now: float) -> int:
@@ -123,63 +188,72 @@ def log_bucket(t: float, now: float) -> int:
 
 
 def _compare_times(
-    a: _Features, b: _Features, ta: float | None, tb: float | None, bucket_a: int, bucket_b: int, timed: bool
+    ta: float | None, tb: float | None, bucket_a: int, bucket_b: int, uid_a: str, uid_b: str, timed: bool
 ) -> int:
-    """Zero first, then newer first; with a clock, times in the same log2 bucket are ordered by UID."""
+    """Two differing times: zero first, then newer first; with a clock, times in the same log2 bucket are
+    ordered by UID."""
     if ta is None or tb is None:
         return -1 if ta is None else 1
     if not timed:
         return -1 if ta > tb else 1
     if bucket_a == bucket_b:
-        return -1 if a.uid < b.uid else (1 if b.uid < a.uid else 0)
+        return -1 if uid_a < uid_b else (1 if uid_b < uid_a else 0)
     return -1 if bucket_a < bucket_b else 1
 
 
-def _compare_ranked(a: _Features, b: _Features, timed: bool) -> int:
-    if a.prefix != b.prefix:
-        return -1 if a.prefix < b.prefix else 1
-    if a.ready and a.ready_time != b.ready_time:  # rule 3 made both ready or both not
-        return _compare_times(a, b, a.ready_time, b.ready_time, a.ready_bucket, b.ready_bucket, timed)
-    if a.restarts != b.restarts:
-        return -1 if a.restarts < b.restarts else 1
-    if a.created != b.created:
-        return _compare_times(a, b, a.created, b.created, a.created_bucket, b.created_bucket, timed)
-    return 0
+def _comparator(timed: bool) -> Any:
+    def compare(a: _Features, b: _Features) -> int:
+        if a[0] != b[0]:
+            return -1 if a[0] < b[0] else 1
+        if a[1] and a[2] != b[2]:  # rule 3 made both ready or both not
+            return _compare_times(a[2], b[2], a[3], b[3], a[7], b[7], timed)
+        if a[4] != b[4]:
+            return -1 if a[4] < b[4] else 1
+        if a[5] != b[5]:
+            return _compare_times(a[5], b[5], a[6], b[6], a[7], b[7], timed)
+        return 0
+
+    return compare
 
 
-def sort_active_pods_with_ranks(pods: Sequence[Obj], ranks: Sequence[int], now: float | None) -> list[Obj]:
+def sort_active_pods_with_ranks(
+    pods: Sequence[Obj], ranks: Sequence[int], now: float | None, cache: RankingCache | None = None
+) -> list[Obj]:
     """Order `pods` for deletion; `ranks[i]` is the co-located rank of `pods[i]`."""
     if len(pods) != len(ranks):
         raise ValueError("pods and ranks must have the same length")
-    timed = now is not None
-    decorated = [(_features(p, r, now), p) for p, r in zip(pods, ranks, strict=True)]
-
-    def compare(x: tuple[_Features, Obj], y: tuple[_Features, Obj]) -> int:
-        return _compare_ranked(x[0], y[0], timed)
-
-    decorated.sort(key=cmp_to_key(compare))
-    return [p for _, p in decorated]
+    statics = _statics(pods, cache)
+    bucket = _bucketer(now)
+    decorated = [_features(s, p, r, bucket) for s, p, r in zip(statics, pods, ranks, strict=True)]
+    decorated.sort(key=cmp_to_key(_comparator(now is not None)))
+    return [f[8] for f in decorated]
 
 
 def rank_by_related_pods_on_same_node(pods: Sequence[Obj], related: Iterable[Mapping[str, Any]]) -> list[int]:
     """For each pod, the number of active related pods on its node (unassigned pods share the node "")."""
     per_node = Counter(node_name(p) for p in related if is_active(p))
+    if not per_node:
+        return [0] * len(pods)  # nothing related is active (e.g. no owning Deployment): every rank is 0
     return [per_node[node_name(p)] for p in pods]
 
 
-def deletion_age_ratios(pods: Sequence[Mapping[str, Any]], chosen: int, now: float) -> list[float]:
+def deletion_age_ratios(
+    pods: Sequence[Obj], chosen: int, now: float, cache: RankingCache | None = None
+) -> list[float]:
     """For each ready pod among the first `chosen`, its age divided by the youngest ready pod's age, both in
     whole milliseconds, integer division (what replicaset_controller_sorting_deletion_age_ratio observes)."""
+    if cache is not None:
+        facts = [(s[2], s[6]) for s in cache.facts(pods)]
+    else:
+        facts = [(is_ready(p), parse_time(meta(p).get("creationTimestamp"))) for p in pods]
     youngest: float | None = None
-    for pod in pods:
-        created = parse_time(meta(pod).get("creationTimestamp"))
-        if created is not None and is_ready(pod) and (youngest is None or created > youngest):
+    for ready, created in facts:
+        if created is not None and ready and (youngest is None or created > youngest):
             youngest = created
     youngest_ms = math.floor((now - youngest) * 1000) if youngest is not None else math.floor(now * 1000)
     ratios = []
-    for pod in pods[:chosen]:
-        if not is_ready(pod) or youngest_ms <= 0:
+    for ready, created in facts[:chosen]:
+        if not ready or youngest_ms <= 0:
             continue
-        created = parse_time(meta(pod).get("creationTimestamp")) or 0.0
-        ratios.append(float(math.floor((now - created) * 1000) // youngest_ms))
+        ratios.append(float(math.floor((now - (created or 0.0)) * 1000) // youngest_ms))
     return ratios

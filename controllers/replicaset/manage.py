@@ -19,6 +19,7 @@ from controllers.common.podutil import (
     pod_from_template,
 )
 from controllers.common.ranking import (
+    RankingCache,
     deletion_age_ratios,
     rank_by_related_pods_on_same_node,
     sort_active_pods_with_ranks,
@@ -92,7 +93,7 @@ async def create_pods(ctl: ReplicaSetController, rs: Obj, key: str, count: int) 
 
 
 async def delete_pods(ctl: ReplicaSetController, rs: Obj, key: str, pods: list[Obj], count: int) -> None:
-    victims = pods_to_delete(ctl, rs, pods, count)
+    victims = pods_to_delete(ctl, rs, pods, count, ctl.pod_facts.ranking(key))
     namespace = str(meta(rs).get("namespace"))
     pod_keys = [f"{namespace}/{meta(p).get('name')}" for p in victims]
     ctl.expectations.expect_deletions(key, pod_keys)
@@ -118,13 +119,16 @@ async def delete_pods(ctl: ReplicaSetController, rs: Obj, key: str, pods: list[O
             raise outcome  # the first failure; the others were recorded as events
 
 
-def pods_to_delete(ctl: ReplicaSetController, rs: Obj, pods: list[Obj], count: int) -> list[Obj]:
+def pods_to_delete(
+    ctl: ReplicaSetController, rs: Obj, pods: list[Obj], count: int, cache: RankingCache | None = None
+) -> list[Obj]:
     if count >= len(pods):
         return pods[:count]  # deleting all of them: no ranking needed
     related = indirectly_related_pods(ctl, rs)
     now = ctl.now()
-    ranked = sort_active_pods_with_ranks(pods, rank_by_related_pods_on_same_node(pods, related), now)
-    for ratio in deletion_age_ratios(ranked, count, now):
+    ranks = rank_by_related_pods_on_same_node(pods, related)
+    ranked = sort_active_pods_with_ranks(pods, ranks, now, cache)
+    for ratio in deletion_age_ratios(ranked, count, now, cache):
         SORTING_DELETION_AGE_RATIO.observe(ratio)
     return ranked[:count]
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from controllers.common.podutil import Obj, Selector, is_ready, ready_since
+from controllers.common.ranking import RankingCache
 
 
 class PodFacts(NamedTuple):
@@ -50,6 +51,14 @@ class PodFactsCache:
 
     def __init__(self) -> None:
         self._by_key: dict[str, tuple[Any, dict[int, PodFacts]]] = {}
+        self._ranking: dict[str, RankingCache] = {}
+
+    def ranking(self, key: str) -> RankingCache:
+        """The deletion-ranking facts of this ReplicaSet's pods (kept per pod dict the same way)."""
+        cache = self._ranking.get(key)
+        if cache is None:
+            cache = self._ranking[key] = RankingCache()
+        return cache
 
     def facts(
         self, key: str, rs: Mapping[str, Any], selector: Selector, pods: Iterable[Obj]
@@ -73,6 +82,7 @@ class PodFactsCache:
 
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
+        self._ranking.pop(key, None)
 
 
 def count_replicas(facts: Iterable[PodFacts], min_ready_seconds: int, now: float) -> tuple[int, int, int]:
