@@ -8,6 +8,7 @@ import pytest
 
 from controllers.common.podutil import format_time
 from controllers.common.ranking import (
+    RankingCache,
     deletion_age_ratios,
     deletion_cost,
     log_bucket,
@@ -158,6 +159,28 @@ def test_active_pods_with_ranks(
     assert names(sort_active_pods_with_ranks(pods, ranks, NOW)) == expected
     reversed_input = sort_active_pods_with_ranks(pods[::-1], ranks[::-1], NOW)
     assert names(reversed_input) == expected, "order must not depend on the input order"
+
+
+@pytest.mark.parametrize(
+    ("case", "pods", "ranks", "expected"), RANKED_CASES, ids=[c[0] for c in RANKED_CASES]
+)
+def test_active_pods_with_ranks_through_a_cache(
+    case: str, pods: list[dict[str, Any]], ranks: list[int], expected: list[str]
+) -> None:
+    cache = RankingCache()
+    for _ in range(2):  # cold, then every pod's facts remembered
+        assert names(sort_active_pods_with_ranks(pods, ranks, NOW, cache)) == expected
+
+
+def test_cache_follows_replaced_pod_dicts() -> None:
+    # The informer replaces a changed pod's dict: the cache must not keep ranking it by its old facts.
+    pods = [pod("a", ready_ago=100), pod("b", ready_ago=5000), pod("c", ready_ago=20000)]
+    cache = RankingCache()
+    assert names(sort_active_pods_with_ranks(pods, [0, 0, 0], NOW, cache)) == ["a", "b", "c"]
+    not_ready = pod("c", ready_ago=None)
+    pods = [pods[0], pods[1], not_ready]
+    assert names(sort_active_pods_with_ranks(pods, [0, 0, 0], NOW, cache)) == ["c", "a", "b"]
+    assert deletion_age_ratios(pods, 3, NOW, cache) == deletion_age_ratios(pods, 3, NOW)
 
 
 def test_without_now_plain_time_order_is_used() -> None:
