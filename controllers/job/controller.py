@@ -29,6 +29,7 @@ from controllers.job.finalizers import FinalizerExpectations
 from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
 from controllers.job.podcontrol import PodControl
 from controllers.job.staleness import StaleWrites
+from controllers.job.sync import sync_job
 from manager import (
     JOBS,
     PODS,
@@ -43,6 +44,7 @@ from manager import (
     Request,
     Result,
     SecondaryQueue,
+    controller_owner,
 )
 from manager import watches as watch_with
 
@@ -198,21 +200,16 @@ class JobController(Controller):
 
     # ------------------------------------------------------------------ reconcile and workers
     async def reconcile(self, request: Request) -> Result | None:
-        from controllers.job.sync import sync_job
-
         await sync_job(self, request.key)
         return None
 
     def secondary_queues(self) -> tuple[SecondaryQueue[str], ...]:
         return self._secondary
 
-
     async def handle_orphan_pod(self, key: str) -> None:
         pod: Obj | None = self.pods.get_by_key(key)
         if pod is None or not has_tracking_finalizer(pod):
             return
-        from manager import controller_owner
-
         ref = controller_owner(pod)
         if ref is not None:
             if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":

@@ -15,16 +15,20 @@ from controllers.job import metrics as m
 from controllers.job import spec as js
 from controllers.job.backoff import BackoffRecord
 from controllers.job.counting import (
+    fail_job_message,
     is_active,
     is_ready,
     is_terminating,
     new_finished_pods,
     non_ignored_failed_count,
+    past_backoff_limit_on_failure,
     uncounted_sets,
 )
 from controllers.job.indexed import failed_indexes, pods_with_delayed_deletion, succeeded_indexes
 from controllers.job.indexes import Intervals
+from controllers.job.manage import delete_active_pods, manage_job
 from controllers.job.success_policy import match_success_policy
+from controllers.job.track import track_status
 
 if TYPE_CHECKING:
     from controllers.job.controller import JobController
@@ -144,10 +148,6 @@ def past_active_deadline(job: Obj, now: float) -> bool:
 
 
 async def _sync(ctl: JobController, state: SyncState) -> None:
-    from controllers.job.counting import fail_job_message, past_backoff_limit_on_failure
-    from controllers.job.manage import delete_active_pods, manage_job
-    from controllers.job.track import track_status
-
     job, status, key = state.job, state.status, state.key
     satisfied = state.satisfied
     now = ctl.now()
