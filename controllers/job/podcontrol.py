@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controllers.common.podutil import NoLabelsError, new_controller_ref, pod_from_template
+from controllers.common.slowstart import gather_settled
 from controllers.job import spec as js
 from controllers.job.backoff import INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY
 from controllers.job.finalizers import REMOVE_TRACKING_FINALIZER_PATCH
@@ -119,7 +119,7 @@ class PodControl:
                 return True
             return True
 
-        results = await asyncio.gather(*(one(p) for p in pods), return_exceptions=True)
+        results = await gather_settled([one(p) for p in pods])
         errors = [r for r in results if isinstance(r, BaseException)]
         for err in errors:
             if not isinstance(err, Exception):

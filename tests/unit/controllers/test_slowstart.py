@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 import pytest
 
-from controllers.common.slowstart import slow_start_batch
+from controllers.common.slowstart import gather_settled, slow_start_batch
 
 
 class Recorder:
@@ -75,6 +75,42 @@ async def test_cancellation_propagates() -> None:
         await asyncio.Event().wait()
 
     task = asyncio.create_task(slow_start_batch(3, hang))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+async def test_gather_settled_returns_results_and_exceptions_in_call_order(count: int) -> None:
+    async def call(i: int) -> int:
+        await asyncio.sleep(0)
+        if i == 0:
+            raise RuntimeError("first failed")
+        return i
+
+    results = await gather_settled([call(i) for i in range(count)])
+    assert [r if isinstance(r, int) else str(r) for r in results] == ["first failed", 1, 2][:count]
+
+
+async def test_gather_settled_one_call_runs_in_the_callers_task() -> None:
+    # The single call is awaited in place (no Task), and cancelling the caller cancels it.
+    caller = asyncio.current_task()
+    seen: list[asyncio.Task[object] | None] = []
+
+    async def call() -> None:
+        seen.append(asyncio.current_task())
+
+    await gather_settled([call()])
+    assert seen == [caller]
+
+    started = asyncio.Event()
+
+    async def hang() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.create_task(gather_settled([hang()]))
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
