@@ -34,6 +34,9 @@ class RestConfig:
     _loader: Any = None  # kubeconfig loader, for exec-plugin token refresh
     _static_headers: dict[str, str] = field(default_factory=dict)
     _force_exec: bool = False
+    _client_cert_file: str | None = None
+    # Bumped whenever the client certificate changes: connections opened with the old one must go.
+    credentials_generation: int = 0
 
     async def auth_headers(self) -> dict[str, str]:
         """Current auth headers; runs the loaders' refresh logic so expiring tokens are replaced in time."""
@@ -47,6 +50,7 @@ class RestConfig:
             await loader.load_from_exec_plugin()
             if getattr(loader, "token", None):
                 cfg.api_key["BearerToken"] = loader.token
+            self._reload_client_certificate(loader)
         token = await cfg.get_api_key_with_prefix("BearerToken")
         if token:
             headers["Authorization"] = token if " " in token else f"Bearer {token}"
@@ -54,6 +58,16 @@ class RestConfig:
             raw = f"{cfg.username or ''}:{cfg.password or ''}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(raw).decode()
         return headers
+
+    def _reload_client_certificate(self, loader: Any) -> None:
+        """An exec plugin may hand out a client certificate instead of a token (and a new one when the old
+        one is refused): load it into the TLS context, which new connections use."""
+        cert_file = loader.__dict__.get("cert_file")
+        if not cert_file or self.ssl_context is None or cert_file == self._client_cert_file:
+            return
+        self.ssl_context.load_cert_chain(cert_file, keyfile=loader.__dict__.get("key_file"))
+        self._client_cert_file = cert_file
+        self.credentials_generation += 1
 
     def _exec_plugin_due(self) -> bool:
         """Run the exec plugin again only when its credential expired or the server refused it (a plugin
@@ -101,6 +115,7 @@ def _finish(cfg: Any, loader: Any, master: str | None) -> RestConfig:
         tls_server_name=getattr(cfg, "tls_server_name", None),
         _configuration=cfg,
         _loader=loader,
+        _client_cert_file=cfg.cert_file or None,
     )
 
 

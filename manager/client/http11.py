@@ -165,6 +165,7 @@ class Http11Pool:
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
         self._slots = asyncio.Semaphore(limit)
+        self._generation = 0  # connections from an older generation are not reused
 
     @property
     def open_connections(self) -> int:
@@ -176,6 +177,7 @@ class Http11Pool:
         deadline = None if timeout is None else loop.time() + timeout
         async with self._slots:
             connection = self._take_idle() or await self._connect(timeout)
+            generation = self._generation
             waiter: asyncio.Future[Answer] = loop.create_future()
             timer = None if deadline is None else loop.call_at(deadline, _expire, waiter)
             connection.send(data, waiter)
@@ -187,13 +189,22 @@ class Http11Pool:
             finally:
                 if timer is not None:
                     timer.cancel()
-            if not connection.closed:
+            if generation != self._generation:
+                connection.close()
+            elif not connection.closed:
                 connection.reused = True
                 self._idle.append(connection)
             return answer
 
     def close(self) -> None:
         for connection in list(self._open):
+            connection.close()
+
+    def close_idle(self) -> None:
+        """Close the connections not carrying a request (e.g. opened with a client certificate since
+        replaced); busy ones finish their request and are closed when they come back."""
+        self._generation += 1
+        for connection in list(self._idle):
             connection.close()
 
     def _take_idle(self) -> _Connection | None:

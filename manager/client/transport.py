@@ -88,6 +88,7 @@ class Transport:
         self.request_pool_size = max_request_connections
         self._session: aiohttp.ClientSession | None = None
         self._pool: Http11Pool | None = None
+        self._credentials_generation = config.credentials_generation
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -159,6 +160,10 @@ class Transport:
                 waited = await self.rate_limiter.acquire()
                 metrics.RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
             headers = await self.config.auth_headers()
+            if self.config.credentials_generation != self._credentials_generation:
+                self._credentials_generation = self.config.credentials_generation
+                if self._pool is not None:
+                    self._pool.close_idle()
             started = time.monotonic()
             try:
                 status, result, payload, retry_after_header = await attempt_once(headers)

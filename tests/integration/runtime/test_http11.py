@@ -5,12 +5,16 @@ the ApiClient over it against kubesim, over plain HTTP and TLS."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
+import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trustme
+import yaml
 
 from kubesim import KubeSim
 from manager.client import ApiClient, ConnectError, Disconnected, NotFound, create_client
@@ -24,16 +28,20 @@ Script = Callable[[int, bytes], bytes | None]  # (request number on this connect
 class ScriptedServer:
     """Answers each request with `script(n, request)`; None closes the connection without answering."""
 
-    def __init__(self, script: Script, close_after_answer: bool = False) -> None:
+    def __init__(
+        self, script: Script, close_after_answer: bool = False, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.script = script
         self.close_after_answer = close_after_answer
+        self.ssl_context = ssl_context
         self.connections = 0
         self.requests: list[bytes] = []
+        self.client_names: list[str] = []  # the common name of each connection's client certificate
         self._server: asyncio.Server | None = None
         self.port = 0
 
     async def __aenter__(self) -> ScriptedServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.ssl_context)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -43,6 +51,9 @@ class ScriptedServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        peer = writer.get_extra_info("peercert")
+        if peer:
+            self.client_names.append(dict(field[0] for field in peer["subject"])["commonName"])
         n = 0
         try:
             while True:
@@ -261,3 +272,83 @@ async def test_many_watches_and_requests_at_once(kubesim: KubeSim) -> None:
     finally:
         await client.close()
     assert seen == ["ADDED seen-by-all"] * 130
+
+
+def cert_exec_plugin(tmp_path: Path, ca: trustme.CA, runs: int) -> dict[str, Any]:
+    """An exec credential plugin handing out client certificate client-<run> (pre-issued by `ca`)."""
+    for n in range(1, runs + 1):
+        issued = ca.issue_cert(f"client-{n}.example", common_name=f"client-{n}")
+        (tmp_path / f"cert-{n}").write_bytes(b"".join(blob.bytes() for blob in issued.cert_chain_pems))
+        (tmp_path / f"key-{n}").write_bytes(issued.private_key_pem.bytes())
+    counter = tmp_path / "runs"
+    counter.write_text("0")
+    script = (
+        "import json,pathlib;"
+        f"d=pathlib.Path({str(tmp_path)!r});n=int((d/'runs').read_text())+1;(d/'runs').write_text(str(n));"
+        "print(json.dumps({'apiVersion':'client.authentication.k8s.io/v1','kind':'ExecCredential','status':"
+        "{'clientCertificateData':(d/f'cert-{n}').read_text(),'clientKeyData':(d/f'key-{n}').read_text()}}))"
+    )
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": ["-c", script],
+            "interactiveMode": "Never",
+        }
+    }
+
+
+async def test_exec_plugin_client_certificate_is_replaced_after_401(
+    tmp_path: Path, certificate_authority: trustme.CA
+) -> None:
+    # The server requires client certificates and refuses the first one with 401, as an API server refuses
+    # an expired or revoked credential: the client runs the plugin again, loads the new certificate and
+    # repeats the request on a new connection.
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    certificate_authority.issue_cert("127.0.0.1").configure_cert(server_context)
+    certificate_authority.configure_trust(server_context)
+    server_context.verify_mode = ssl.CERT_REQUIRED
+    unauthorized = b'{"kind":"Status","code":401,"reason":"Unauthorized","message":"expired"}'
+
+    def script(n: int, _: bytes) -> bytes:
+        if server.client_names[-1] == "client-1":
+            return b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (
+                len(unauthorized),
+                unauthorized,
+            )
+        return ok(b'{"kind":"ConfigMap","metadata":{"name":"x"}}')
+
+    server = ScriptedServer(script, ssl_context=server_context)
+    async with server:
+        path = tmp_path / "kubeconfig"
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "c",
+                            "cluster": {
+                                "server": f"https://127.0.0.1:{server.port}",
+                                "certificate-authority-data": base64.b64encode(
+                                    certificate_authority.cert_pem.bytes()
+                                ).decode(),
+                            },
+                        }
+                    ],
+                    "users": [{"name": "u", "user": cert_exec_plugin(tmp_path, certificate_authority, 3)}],
+                    "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                    "current-context": "x",
+                }
+            )
+        )
+        client = await create_client(kubeconfig=str(path), qps=0)
+        try:
+            got = await client.get(CONFIGMAPS, "x", "default")
+            again = await client.get(CONFIGMAPS, "x", "default")
+        finally:
+            await client.close()
+    assert got["metadata"]["name"] == again["metadata"]["name"] == "x"
+    assert server.client_names == ["client-1", "client-2"]  # one new connection, reused afterwards
+    assert (tmp_path / "runs").read_text() == "2"
