@@ -201,7 +201,7 @@ def _compare_times(
     return -1 if bucket_a < bucket_b else 1
 
 
-def _comparator(timed: bool) -> Any:
+def _comparator(timed: bool) -> Callable[[_Features, _Features], int]:
     def compare(a: _Features, b: _Features) -> int:
         if a[0] != b[0]:
             return -1 if a[0] < b[0] else 1
