@@ -9,6 +9,7 @@ client CPU; watches, which stream for minutes, go through one aiohttp session.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -36,6 +37,8 @@ T = TypeVar("T")
 Reply = tuple[int, T | None, bytes, str | None]
 
 _PATH_SAFE = "/:@!$&'()*+,;=~%"
+# Paths built by GroupVersionResource.api_path are already quoted: re-quote only what could need it.
+_NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9/:@!$&'()*+,;=~%._-]").search
 
 
 def clean_params(params: Mapping[str, object | None]) -> Params:
@@ -251,7 +254,9 @@ class Transport:
         timeout: float | None = None,
     ) -> bytes:
         """One request; returns the response body bytes of a 2xx answer, raises `ApiError` otherwise."""
-        target = quote(self._base_path + path, safe=_PATH_SAFE)
+        target = self._base_path + path
+        if _NEEDS_QUOTING(target):
+            target = quote(target, safe=_PATH_SAFE)
         if params:
             target += "?" + urlencode(params, quote_via=quote)
         start = f"{method} {target} HTTP/1.1\r\n{self._fixed_head}Accept: {accept}\r\n"

@@ -352,3 +352,15 @@ async def test_exec_plugin_client_certificate_is_replaced_after_401(
     assert got["metadata"]["name"] == again["metadata"]["name"] == "x"
     assert server.client_names == ["client-1", "client-2"]  # one new connection, reused afterwards
     assert (tmp_path / "runs").read_text() == "2"
+
+
+async def test_unquoted_path_characters_are_quoted(kubesim: KubeSim) -> None:
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)
+    try:
+        await client.create(CONFIGMAPS, {"metadata": {"name": "plain"}}, "default")
+        # A raw path with a space and a non-ASCII letter still makes a valid request line.
+        with pytest.raises(NotFound):
+            await client.request_raw("GET", "/api/v1/namespaces/default/configmaps/no such-é")
+        assert await client.request_raw("GET", "/api/v1/namespaces/default/configmaps/plain")
+    finally:
+        await client.close()
