@@ -27,7 +27,12 @@ from manager.informers.listener import UPDATE as _UPDATE
 from manager.informers.listener import HandlerRegistration, replay_batch
 from manager.informers.reflector import Reflector
 from manager.informers.store import Indexer, IndexFunc, object_key
-from manager.informers.transform import Transform, project_metadata, strip_managed_fields
+from manager.informers.transform import (
+    Transform,
+    drops_managed_fields,
+    project_metadata,
+    strip_managed_fields,
+)
 from manager.resources import GroupVersionResource
 
 log = structlog.get_logger(__name__)
@@ -93,6 +98,7 @@ class SharedInformer:
             label_selector=label_selector,
             field_selector=field_selector,
             metadata_only=metadata_only,
+            strip_managed_fields=drops_managed_fields(self._transform),
             use_watch_list=use_watch_list,
             clock=clock,
             **reflector_options,

@@ -29,8 +29,9 @@ import orjson
 import structlog
 
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
+from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
-from manager.client.watch import WatchStream, decode_watch_line
+from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, span_bytes
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
@@ -80,6 +81,7 @@ class Reflector:
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
+        strip_managed_fields: bool = False,
         page_size: int | None = None,
         use_watch_list: bool = False,
         watch_list_timeout: float = 10.0,
@@ -97,6 +99,10 @@ class Reflector:
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.metadata_only = metadata_only
+        # The sink discards metadata.managedFields: watch lines are decoded without them (same result).
+        self.decode_span: Callable[[bytes, int, int], WatchEvent] = (
+            decode_watch_span_stripped if strip_managed_fields else decode_watch_span
+        )
         self.page_size = page_size
         self.use_watch_list = use_watch_list
         self.watch_list_timeout = watch_list_timeout
@@ -294,15 +300,15 @@ class Reflector:
         paused = GC_POLICY.paused
         end_rv: str | None = None
         async with asyncio.timeout(self.watch_list_timeout) as deadline:
-            async for lines in stream.line_batches():
+            async for spans in stream.spans():
                 before = len(items)
                 with paused():
-                    for index, line in enumerate(lines):
-                        event = self._decode(line)
+                    for index, span in enumerate(spans):
+                        event = self._decode(span)
                         if event is not None:
                             end_rv = self._initial_event(items, *event)
                             if end_rv is not None:
-                                stream.unread(lines[index + 1 :])
+                                stream.unread(spans[index + 1 :])
                                 break
                 if end_rv is not None:
                     break
@@ -314,14 +320,18 @@ class Reflector:
         await self.sink.replace(items, end_rv)
         self.last_sync_resource_version = end_rv
 
-    def _decode(self, line: bytes) -> tuple[str, Obj] | None:
-        if not line or line.isspace():
-            return None
+    def _decode(self, span: Span) -> tuple[str, Obj] | None:
         try:
-            return decode_watch_line(line)
+            return self.decode_span(*span)
         except ValueError as exc:
-            self.sink.record_bad_object(line[:200], exc)
+            self._bad_line(span, exc)
             return None
+
+    def _bad_line(self, span: Span, exc: ValueError) -> None:
+        """An undecodable line: reported to the sink, unless it is empty or blank (not an event at all)."""
+        buffer, start, end = span
+        if start != end and not buffer[start:end].isspace():
+            self.sink.record_bad_object(span_bytes(span, 200), exc)
 
     def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> str | None:
         """Collect one initial event; return the list's resourceVersion at the end bookmark."""
@@ -384,21 +394,20 @@ class Reflector:
         # into the informer, one clock read, one counter update per read); the GC policy keeps the
         # collector from ever walking the new cache objects (see gcpolicy).
         sink_apply = self.sink.apply_events
+        decode = self.decode_span
         clock = self._clock
         gc_policy = GC_POLICY
-        async for lines in stream.line_batches():
+        async for spans in stream.spans():
             events: list[tuple[str, Obj]] = []
             error: ApiError | None = None
             rv = None
             paused = gc_policy.begin_batch()
             try:
-                for line in lines:
-                    if not line or line.isspace():
-                        continue
+                for buffer, start, end in spans:
                     try:
-                        event = decode_watch_line(line)
+                        event = decode(buffer, start, end)
                     except ValueError as exc:
-                        self.sink.record_bad_object(line[:200], exc)
+                        self._bad_line((buffer, start, end), exc)
                         continue
                     event_type, obj = event
                     if event_type == "BOOKMARK":

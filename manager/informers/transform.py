@@ -26,12 +26,29 @@ def project_metadata(obj: Obj) -> Obj:
     return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta}
 
 
-def chain(*transforms: Transform) -> Transform:
-    """Apply transforms in order (e.g. `chain(strip_managed_fields, drop_status)`)."""
+class Chain:
+    """Transforms applied in order: what `chain()` returns."""
 
-    def run(obj: Obj) -> Obj:
-        for transform in transforms:
+    def __init__(self, transforms: tuple[Transform, ...]) -> None:
+        self.transforms = transforms
+
+    def __call__(self, obj: Obj) -> Obj:
+        for transform in self.transforms:
             obj = transform(obj)
         return obj
 
-    return run
+
+def chain(*transforms: Transform) -> Transform:
+    """Apply transforms in order (e.g. `chain(strip_managed_fields, drop_status)`)."""
+    return Chain(transforms)
+
+
+def drops_managed_fields(transform: Transform) -> bool:
+    """Whether `transform` certainly discards `metadata.managedFields` before anything else sees them.
+
+    Then the reflector may skip decoding them (manager.client.managedfields). Only the built-in stripping
+    transforms, and chains that start with one, count: any other transform may want managedFields.
+    """
+    if isinstance(transform, Chain):
+        return bool(transform.transforms) and drops_managed_fields(transform.transforms[0])
+    return transform is strip_managed_fields or transform is project_metadata

@@ -354,8 +354,8 @@ async def test_watch_error_after_events_applies_them_first() -> None:
     ]
 
     class OneRead:
-        async def line_batches(self) -> Any:
-            yield lines
+        async def spans(self) -> Any:
+            yield [(line, 0, len(line)) for line in lines]
 
     client = ApiClient(RestConfig(host="http://127.0.0.1:1"))
     informer = SharedInformer(client, PODS)
