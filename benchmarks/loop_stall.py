@@ -1,10 +1,12 @@
 """Event-loop stalls with a large informer cache: the longest gap of a 10 ms ticker while watch events flow.
 
     .venv/bin/python benchmarks/loop_stall.py [N] [--seconds S] [--gc-policy on|sync-only|off] [--http]
+                                              [--read-size BYTES]
 
 N pods (default 100,000) are listed into a pod informer through the real reflector (HTTP replaced by
 memory), one handler attached. Then MODIFIED events for those pods stream through the real watch framing,
-decode and apply path for S seconds (default 20), as fast as the loop allows, cut into 64 KB reads. A
+decode and apply path for S seconds (default 20), as fast as the loop allows, cut into 64 KB reads (or
+--read-size: e.g. 6000 gives about one event per read, the GC policy's small-read path). A
 ticker task sleeps 10 ms in a loop and records how late it wakes. Run once with the GC policy on (the
 default: freeze per ingest batch, see manager/informers/gcpolicy.py), once with a single gc.freeze()
 after the initial sync (sync-only), and once with no freezing at all (off) to see what CPython's cyclic GC
@@ -64,12 +66,17 @@ def collections_log() -> list[tuple[int, float]]:
 
 
 async def main() -> None:
-    positional = [a for a in sys.argv[1:] if not a.startswith("--") and a not in ("on", "off")]
+    valued = {"--seconds", "--gc-policy", "--read-size"}
+    args = sys.argv[1:]
+    positional = [
+        a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] not in valued)
+    ]
     n = int(positional[0]) if positional and positional[0].isdigit() else 100_000
     seconds = float(option("--seconds", "20"))
     policy = option("--gc-policy", "on")
     GC_POLICY.enabled = policy == "on"
-    print(f"N={n:,} cached pods, gc policy {policy}, {seconds:.0f} s of events")
+    read_size = int(option("--read-size", "65536"))
+    print(f"N={n:,} cached pods, gc policy {policy}, {seconds:.0f} s of events, {read_size:,} B reads")
     if "--http" in sys.argv:
         await over_http(n, seconds)
         return
@@ -93,7 +100,7 @@ async def main() -> None:
 
     # Steady state: cycle MODIFIED events over a window of pods (keeps the benchmark's own memory bounded).
     window = min(n, 20_000)
-    data = list(chunks(watch_lines(window)))
+    data = list(chunks(watch_lines(window), read_size))
     log = collections_log()
     ticker = Ticker()
     ticker_task = asyncio.create_task(ticker.run())
