@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass, field
+from typing import cast
 
 import httptools
 
@@ -67,8 +68,8 @@ class _Connection(asyncio.Protocol):
     # asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A cast, not an isinstance check: uvloop's transports do not subclass asyncio.Transport.
+        self._transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         if self._waiter is None:
