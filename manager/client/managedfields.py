@@ -21,8 +21,9 @@ Why the result is exact for every line that decodes today (line = P + T + R, cut
   whitespace after the key, an array not shaped `[]` or `[{...}]`, non-ASCII bytes in it) decodes the
   original bytes as before.
 Malformed lines therefore fail as before, with one deliberate exception: a line whose only defect lies
-inside the cut array itself (content the transform discards unread) is accepted. Non-ASCII bytes there —
-the likeliest corruption, invalid UTF-8 — are excluded: such arrays are decoded in full.
+inside the cut span itself (content the transform discards unread; precisely: the line is invalid, the cut
+is valid, which implies the span is not a JSON value) is accepted. Non-ASCII bytes there — the likeliest
+corruption, invalid UTF-8 — are excluded: such arrays are decoded in full.
 """
 
 from __future__ import annotations
