@@ -71,20 +71,21 @@ def decode_watch_span_stripped(buffer: bytes, start: int, end: int) -> WatchEven
     """
     cut = cut_managed_fields(buffer, start, end)
     if cut is not None:
+        # Accept only when the marker is the top-level object's metadata.managedFields (see above). One
+        # try block instead of a type check per level (this runs per watch event): orjson gives only
+        # dict, list, str, int, float, bool and None, and of those only a dict takes a string subscript
+        # and `pop(key, default)`, so reaching the comparison proves event, object and metadata are
+        # dicts. Popping before the comparison is harmless: a rejected cut's object is thrown away.
         try:
             event = orjson.loads(cut)
-        except orjson.JSONDecodeError:
+            obj = event["object"]
+            marked = obj["metadata"].pop("managedFields", None) == _MARK_VALUE
+            event_type = event["type"]
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             pass
         else:
-            # Accept only when the marker is the top-level object's metadata.managedFields (see above).
-            obj = event.get("object") if type(event) is dict else None
-            if type(obj) is dict:
-                meta = obj.get("metadata")
-                if type(meta) is dict and meta.get("managedFields") == _MARK_VALUE:
-                    del meta["managedFields"]
-                    event_type = event.get("type")
-                    if isinstance(event_type, str):
-                        return event_type, obj
+            if marked and type(event_type) is str:
+                return event_type, obj
     event_type, obj = decode_watch_span(buffer, start, end)
     meta = obj.get("metadata")
     if type(meta) is dict:
