@@ -399,8 +399,12 @@ class Reflector:
         gc_policy = GC_POLICY
         async for spans in stream.spans():
             events: list[tuple[str, Obj]] = []
+            append = events.append
             error: ApiError | None = None
-            rv = None
+            # The read's last resourceVersion is looked up once after the loop, not per event; the last
+            # bookmark's is kept with the number of events before it (the ones after it come later).
+            bookmark_rv = None
+            bookmarked_at = 0
             paused = gc_policy.begin_batch()
             try:
                 for buffer, start, end in spans:
@@ -409,18 +413,19 @@ class Reflector:
                     except ValueError as exc:
                         self._bad_line((buffer, start, end), exc)
                         continue
-                    event_type, obj = event
+                    event_type = event[0]
                     if event_type == "BOOKMARK":
-                        rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                         self.received += 1
+                        rv = (event[1].get("metadata") or {}).get("resourceVersion")
+                        if rv:
+                            bookmark_rv, bookmarked_at = rv, len(events)
                     elif event_type == "ERROR":
-                        error = error_from_status(obj)
+                        error = error_from_status(event[1])
                         break
                     else:
-                        meta = obj.get("metadata")
-                        if type(meta) is dict:
-                            rv = meta.get("resourceVersion") or rv
-                        events.append(event)
+                        append(event)
+                # Before the sink runs, as before: a transform may replace or change the objects.
+                rv = _last_resource_version(events, bookmarked_at) or bookmark_rv
                 if events:
                     self.received += len(events)
                     sink_apply(events)
@@ -431,3 +436,14 @@ class Reflector:
             if error is not None:
                 raise error
             self.last_activity = clock()
+
+
+def _last_resource_version(events: list[tuple[str, Obj]], after: int) -> Any:
+    """The last non-empty `metadata.resourceVersion` among `events[after:]`, else None."""
+    for index in range(len(events) - 1, after - 1, -1):
+        meta = events[index][1].get("metadata")
+        if type(meta) is dict:
+            rv = meta.get("resourceVersion")
+            if rv:
+                return rv
+    return None

@@ -363,3 +363,37 @@ async def test_watch_error_after_events_applies_them_first() -> None:
         await informer.reflector._consume_events(OneRead())  # type: ignore[arg-type]
     assert informer.indexer.list_keys() == ["default/a"]
     assert informer.reflector.last_sync_resource_version == "5"
+
+
+def _bookmark(rv: str | None) -> dict[str, Any]:
+    meta = {} if rv is None else {"resourceVersion": rv}
+    return {"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1", "metadata": meta}}
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [
+        ([("MODIFIED", pod("a", "5")), ("BOOKMARK", "7"), ("MODIFIED", pod("a", ""))], "7"),
+        ([("BOOKMARK", "7"), ("MODIFIED", pod("a", "8"))], "8"),
+        ([("MODIFIED", pod("a", "5")), ("BOOKMARK", None)], "5"),
+        ([("MODIFIED", pod("a", "5")), ("MODIFIED", pod("b", "")), ("BOOKMARK", "")], "5"),
+        ([("BOOKMARK", "3"), ("ADDED", pod("a", "4")), ("BOOKMARK", "6"), ("ADDED", pod("b", ""))], "6"),
+        ([("BOOKMARK", None)], "0"),
+    ],
+)
+async def test_a_read_ends_at_its_last_non_empty_resource_version(events: list[Any], expected: str) -> None:
+    """The RV kept after a read is the last non-empty one of its events and bookmarks, in stream order."""
+    lines = [
+        orjson.dumps(_bookmark(value) if kind == "BOOKMARK" else {"type": kind, "object": value})
+        for kind, value in events
+    ]
+
+    class OneRead:
+        async def spans(self) -> Any:
+            yield [(line, 0, len(line)) for line in lines]
+
+    informer = SharedInformer(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS)
+    informer.reflector.last_sync_resource_version = "0"
+    await informer.reflector._consume_events(OneRead())  # type: ignore[arg-type]
+    assert informer.reflector.last_sync_resource_version == expected
+    assert informer.reflector.received == len(events)
