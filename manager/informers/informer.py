@@ -214,7 +214,11 @@ class SharedInformer:
     def apply_events(self, events: list[tuple[str, Obj]]) -> None:
         """The watch events of one network read, in order: cache first, then one batch to every handler."""
         transform = self._transform
-        upsert = self.indexer.upsert
+        indexer = self.indexer
+        upsert = indexer.upsert
+        # Without custom indexers, replacing a cached object touches no index (the namespace index holds
+        # the key, which stays): the dict is updated here, saving a call per event.
+        items = None if indexer.has_custom_indexers() else indexer.items_dict()
         batch: list[Any] = []
         append = batch.append
         for event_type, obj in events:
@@ -225,12 +229,15 @@ class SharedInformer:
                 self.record_bad_object(obj, exc)
                 continue
             if event_type == "DELETED":
-                self.indexer.delete(key)
+                indexer.delete(key)
                 append(_DELETE)
                 append(obj)
                 append(None)
             else:
-                old = upsert(key, obj)
+                if items is not None and (old := items.get(key)) is not None:
+                    items[key] = obj
+                else:
+                    old = upsert(key, obj)
                 if old is None:
                     append(_ADD)
                     append(obj)

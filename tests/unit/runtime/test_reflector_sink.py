@@ -397,3 +397,35 @@ async def test_a_read_ends_at_its_last_non_empty_resource_version(events: list[A
     await informer.reflector._consume_events(OneRead())  # type: ignore[arg-type]
     assert informer.reflector.last_sync_resource_version == expected
     assert informer.reflector.received == len(events)
+
+
+@pytest.mark.parametrize("owner_index", [False, True])
+async def test_watch_events_keep_the_cache_and_its_indices(owner_index: bool) -> None:
+    """Updates replace the cached object (handlers get old and new) with or without custom indexers; a
+    changed owner moves the key in the owner index; new keys enter the namespace index."""
+    from manager.informers.store import CONTROLLER_OWNER_UID_INDEX, IndexFunc, controller_owner_uid
+
+    def owned(name: str, rv: str, uid: str) -> dict[str, Any]:
+        obj = pod(name, rv)
+        obj["metadata"]["ownerReferences"] = [{"uid": uid, "controller": True}]
+        return obj
+
+    indexers: dict[str, IndexFunc] | None = (
+        {CONTROLLER_OWNER_UID_INDEX: controller_owner_uid} if owner_index else None
+    )
+    informer = SharedInformer(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS, indexers=indexers)
+    await informer.replace([owned("a", "1", "u1")], "1")
+    reg = informer.add_event_handler(rec := Recorder())
+    first = informer.indexer.get("default", "a")
+    informer.apply_events([("MODIFIED", owned("a", "2", "u2")), ("ADDED", pod("b", "3", ns="other"))])
+    reg.start()
+    expected = [("add", "a", True), ("update", "a", "1", "2"), ("add", "b", False)]
+    await wait_for(lambda: rec.events[:3] == expected, timeout=5)
+    assert first is not None and first["metadata"]["resourceVersion"] == "1"
+    assert informer.indexer.get("default", "a")["metadata"]["resourceVersion"] == "2"  # type: ignore[index]
+    assert informer.indexer.index_keys("namespace", "default") == ["default/a"]
+    assert informer.indexer.index_keys("namespace", "other") == ["other/b"]
+    if owner_index:
+        assert informer.indexer.index_keys(CONTROLLER_OWNER_UID_INDEX, "u1") == []
+        assert informer.indexer.index_keys(CONTROLLER_OWNER_UID_INDEX, "u2") == ["default/a"]
+    await reg.stop()
