@@ -101,15 +101,15 @@ class HandlerRegistration:
                 await waiter
                 continue
             batch = popleft()
-            for index in range(0, len(batch), 3):
-                kind = batch[index]
+            triples = iter(batch)  # [kind, a, b, kind, a, b, ...]: always whole triples
+            for kind, a, b in zip(triples, triples, triples, strict=False):
                 try:
                     if kind == UPDATE:
-                        result = on_update(batch[index + 1], batch[index + 2])
+                        result = on_update(a, b)
                     elif kind == ADD:
-                        result = on_add(batch[index + 1], batch[index + 2])
+                        result = on_add(a, b)
                     elif kind == DELETE:
-                        result = on_delete(batch[index + 1])
+                        result = on_delete(a)
                     else:
                         self._synced = True
                         continue
@@ -125,4 +125,6 @@ class HandlerRegistration:
                 if not budget:  # a deep backlog: let the loop (and the informer) run in between
                     budget = _YIELD_EVERY
                     await asyncio.sleep(0)
-            del batch  # the replaced objects it holds are freed now, not when the next batch arrives
+            # The replaced objects the batch holds are freed now, not when the next batch arrives.
+            a = b = None
+            del batch, triples
