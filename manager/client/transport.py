@@ -26,6 +26,7 @@ from manager.client.errors import Unauthorized, error_from_response
 from manager.client.http11 import Http11Pool
 from manager.client.ratelimit import TokenBucket
 from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
+from manager.fasthistogram import FastHistogram
 
 log = structlog.get_logger(__name__)
 
@@ -81,9 +82,9 @@ class Transport:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        # Per-request costs kept off the hot path: one labelled metric child per (code, verb), and the
-        # request head's fixed lines.
-        self._observers: dict[tuple[str, str], tuple[Any, Any]] = {}
+        # Per-request costs kept off the hot path: the latency histogram per verb, and the request head's
+        # fixed lines.
+        self._durations: dict[str, FastHistogram] = {}
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {config.user_agent}\r\n"
         # Every watch pins one HTTP/1.1 connection of the aiohttp session for minutes, so that session has no
         # connection limit (a limit would make the watch after it wait forever); unary requests have their own
@@ -132,15 +133,11 @@ class Transport:
         self._pool = None
 
     def _observe(self, code: str, method: str, seconds: float) -> None:
-        children = self._observers.get((code, method))
-        if children is None:
-            children = (
-                metrics.REQUESTS_TOTAL.labels(code, method, self.host),
-                metrics.REQUEST_DURATION.labels(method, self.host),
-            )
-            self._observers[(code, method)] = children
-        children[0].inc()
-        children[1].observe(seconds)
+        metrics.REQUESTS.count(code, method, self.host)
+        histogram = self._durations.get(method)
+        if histogram is None:
+            histogram = self._durations[method] = metrics.REQUESTS.duration(method, self.host)
+        histogram.observe(seconds)
 
     async def _exchange(
         self,
@@ -171,7 +168,7 @@ class Transport:
             try:
                 status, result, payload, retry_after_header = await attempt_once(headers)
             except NOT_SENT as exc:
-                metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
+                metrics.REQUESTS.count("<error>", method, self.host)
                 if attempt >= max_retries:
                     raise
                 attempt += 1
@@ -179,7 +176,7 @@ class Transport:
                 continue
             except MAYBE_SENT as exc:
                 # The request may have been processed: only reads are safe to repeat (client-go's rule).
-                metrics.REQUESTS_TOTAL.labels("<error>", method, self.host).inc()
+                metrics.REQUESTS.count("<error>", method, self.host)
                 if method != "GET" or attempt >= max_retries:
                     raise
                 attempt += 1

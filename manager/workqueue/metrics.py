@@ -9,7 +9,6 @@ computed at scrape time instead of by a 500 ms ticker.
 
 from __future__ import annotations
 
-import bisect
 import weakref
 from collections.abc import Hashable, Iterator
 from typing import Any
@@ -17,35 +16,11 @@ from typing import Any
 from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from manager.fasthistogram import FastHistogram
 from manager.workqueue.clock import Clock
 
 # client-go: ExponentialBuckets(10e-9, 10, 12) → 1e-8 … 1e3 seconds.
 DURATION_BUCKETS: tuple[float, ...] = tuple(10e-9 * 10**i for i in range(12))
-
-
-class FastHistogram:
-    """Cumulative buckets are computed at scrape; an observation is one bisect and two additions."""
-
-    __slots__ = ("bounds", "counts", "sum")
-
-    def __init__(self, bounds: tuple[float, ...] = DURATION_BUCKETS) -> None:
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.bounds, value)] += 1
-        self.sum += value
-
-    def cumulative(self) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
-        running = 0
-        for bound, count in zip(self.bounds, self.counts, strict=False):
-            running += count
-            out.append((repr(float(bound)), running))
-        running += self.counts[-1]
-        out.append(("+Inf", running))
-        return out
 
 
 class NameStats:
@@ -56,8 +31,8 @@ class NameStats:
     def __init__(self) -> None:
         self.adds = 0
         self.retries = 0
-        self.queue_duration = FastHistogram()
-        self.work_duration = FastHistogram()
+        self.queue_duration = FastHistogram(DURATION_BUCKETS)
+        self.work_duration = FastHistogram(DURATION_BUCKETS)
 
 
 class QueueMetrics:
@@ -123,22 +98,32 @@ class WorkqueueCollector(Collector):
     def collect(self) -> Iterator[Any]:
         depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=["name"])
         adds = CounterMetricFamily(
-            "workqueue_adds", "Total number of adds handled by workqueue", labels=["name"])
-        retries = CounterMetricFamily("workqueue_retries", "Total number of retries handled by workqueue",
-                                      labels=["name"])
+            "workqueue_adds", "Total number of adds handled by workqueue", labels=["name"]
+        )
+        retries = CounterMetricFamily(
+            "workqueue_retries", "Total number of retries handled by workqueue", labels=["name"]
+        )
         latency = HistogramMetricFamily(
             "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested.", labels=["name"])
+            "How long in seconds an item stays in workqueue before being requested.",
+            labels=["name"],
+        )
         work = HistogramMetricFamily(
             "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes.", labels=["name"])
+            "How long in seconds processing an item from workqueue takes.",
+            labels=["name"],
+        )
         unfinished = GaugeMetricFamily(
             "workqueue_unfinished_work_seconds",
             "How many seconds of work has done that is in progress and hasn't been observed by "
-            "work_duration. Large values indicate stuck threads.", labels=["name"])
+            "work_duration. Large values indicate stuck threads.",
+            labels=["name"],
+        )
         longest = GaugeMetricFamily(
             "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running.", labels=["name"])
+            "How many seconds has the longest running processor for workqueue been running.",
+            labels=["name"],
+        )
         live: dict[str, list[QueueMetrics]] = {}
         for queue in list(self._queues):
             live.setdefault(queue.name, []).append(queue)

@@ -302,3 +302,26 @@ async def test_discovery_finds_a_new_custom_resource(client: ApiClient) -> None:
     )
     assert created["metadata"]["uid"]
     assert (await client.get(widgets, "w", "default"))["kind"] == "Widget"
+
+
+async def test_request_metrics_count_every_request(client: ApiClient) -> None:
+    def sample(name: str, labels: dict[str, str]) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    ok = {"code": "200", "method": "GET", "host": client.host}
+    get = {"verb": "GET", "host": client.host}
+    before = (
+        sample("rest_client_requests_total", ok),
+        sample("rest_client_request_duration_seconds_count", get),
+    )
+    await client.create(CONFIGMAPS, configmap("counted"))
+    for _ in range(5):
+        await client.get(CONFIGMAPS, "counted", "default")
+    with pytest.raises(NotFound):
+        await client.get(CONFIGMAPS, "absent", "default")
+    assert sample("rest_client_requests_total", ok) == before[0] + 5
+    assert sample("rest_client_requests_total", {**ok, "code": "404"}) >= 1
+    count = sample("rest_client_request_duration_seconds_count", get)
+    assert count == before[1] + 6  # the 404 took time too
+    assert sample("rest_client_request_duration_seconds_bucket", {**get, "le": "+Inf"}) == count
+    assert sample("rest_client_request_duration_seconds_sum", get) > 0
