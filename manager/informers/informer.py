@@ -214,11 +214,7 @@ class SharedInformer:
     def apply_events(self, events: list[tuple[str, Obj]]) -> None:
         """The watch events of one network read, in order: cache first, then one batch to every handler."""
         transform = self._transform
-        indexer = self.indexer
-        upsert = indexer.upsert
-        # Without custom indexers, replacing a cached object touches no index (the namespace index holds
-        # the key, which stays): the dict is updated here, saving a call per event.
-        items = None if indexer.has_custom_indexers() else indexer.items_dict()
+        upsert = self.indexer.upsert
         batch: list[Any] = []
         append = batch.append
         for event_type, obj in events:
@@ -229,15 +225,12 @@ class SharedInformer:
                 self.record_bad_object(obj, exc)
                 continue
             if event_type == "DELETED":
-                indexer.delete(key)
+                self.indexer.delete(key)
                 append(_DELETE)
                 append(obj)
                 append(None)
             else:
-                if items is not None and (old := items.get(key)) is not None:
-                    items[key] = obj
-                else:
-                    old = upsert(key, obj)
+                old = upsert(key, obj)
                 if old is None:
                     append(_ADD)
                     append(obj)

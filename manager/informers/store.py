@@ -136,14 +136,6 @@ class Indexer:
             return ()
 
     # ------------------------------------------------------------------ writes (the informer's)
-    def has_custom_indexers(self) -> bool:
-        return bool(self._indexers)
-
-    def items_dict(self) -> dict[str, Obj]:
-        """The key -> object dict itself, for the informer's fast path: replacing the object of an existing
-        key there is an upsert when there are no custom indexers. Nothing else may write to it."""
-        return self._items
-
     def upsert(self, key: str, obj: Obj) -> Obj | None:
         """Store `obj` under `key`; return the object it replaced (None when new)."""
         items = self._items
