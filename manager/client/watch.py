@@ -40,6 +40,11 @@ def decode_watch_span(buffer: bytes, start: int, end: int) -> WatchEvent:
     return decode_watch_line(memoryview(buffer)[start:end])
 
 
+def is_blank(buffer: bytes, start: int, end: int) -> bool:
+    """Whether the line `buffer[start:end]` is empty or whitespace: not an event, and not an error."""
+    return start == end or buffer[start:end].isspace()
+
+
 def span_bytes(span: Span, limit: int | None = None) -> bytes:
     """The bytes of a span (at most `limit` of them): for error reports and plain-bytes consumers."""
     buffer, start, end = span
@@ -137,11 +142,6 @@ class WatchStream:
             pending.clear()
             yield [(rest, 0, len(rest))]
 
-    async def line_batches(self) -> AsyncIterator[list[bytes]]:
-        """`spans()` as plain bytes lines (copies)."""
-        async for spans in self.spans():
-            yield [span_bytes(span) for span in spans]
-
     async def _events(self) -> AsyncIterator[WatchEvent]:
         try:
             async for spans in self.spans():
@@ -149,8 +149,8 @@ class WatchStream:
                     try:
                         event = decode_watch_span(buffer, start, end)
                     except ValueError:
-                        if buffer[start:end].isspace() or start == end:
-                            continue  # an empty or blank line is not an event
+                        if is_blank(buffer, start, end):
+                            continue
                         self.decode_errors += 1
                         log.warning("undecodable watch line skipped", size=end - start)
                         continue

@@ -31,7 +31,7 @@ import structlog
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
 from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
-from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, span_bytes
+from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, is_blank, span_bytes
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
@@ -329,8 +329,7 @@ class Reflector:
 
     def _bad_line(self, span: Span, exc: ValueError) -> None:
         """An undecodable line: reported to the sink, unless it is empty or blank (not an event at all)."""
-        buffer, start, end = span
-        if start != end and not buffer[start:end].isspace():
+        if not is_blank(*span):
             self.sink.record_bad_object(span_bytes(span, 200), exc)
 
     def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> str | None:
