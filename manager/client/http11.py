@@ -63,7 +63,6 @@ class _Connection(asyncio.Protocol):
         self._status = 0
         self._sized = False  # the answer carries Content-Length or chunked framing
         self.closed = False
-        self.reused = False
 
     # asyncio.Protocol
 
@@ -193,7 +192,6 @@ class Http11Pool:
             if generation != self._generation:
                 connection.close()
             elif not connection.closed:
-                connection.reused = True
                 self._idle.append(connection)
             return answer
 

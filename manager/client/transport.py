@@ -71,9 +71,9 @@ class Transport:
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.config = config
-        url = urlsplit(config.host)
-        self.host = url.netloc or config.host
-        self._base_path = url.path.rstrip("/")
+        self._url = urlsplit(config.host)
+        self.host = self._url.netloc or config.host
+        self._base_path = self._url.path.rstrip("/")
         self.rate_limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
         self.list_timeout = list_timeout
@@ -96,12 +96,11 @@ class Transport:
 
     @property
     def session(self) -> aiohttp.ClientSession:
-        """The aiohttp session for watches and other streamed reads."""
+        """The aiohttp session for watches."""
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=0, ssl=self.config.ssl_context or False)
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                json_serialize=lambda o: orjson.dumps(o).decode(),
                 headers={"User-Agent": self.config.user_agent},
                 read_bufsize=2**20,
             )
@@ -111,13 +110,12 @@ class Transport:
     def pool(self) -> Http11Pool:
         """The keep-alive pool for unary requests."""
         if self._pool is None:
-            url = urlsplit(self.config.host)
+            url = self._url
             secure = url.scheme == "https"
-            context = self.config.ssl_context or (ssl.create_default_context() if secure else None)
             self._pool = Http11Pool(
                 url.hostname or "localhost",
                 url.port or (443 if secure else 80),
-                ssl_context=context if secure else None,
+                ssl_context=(self.config.ssl_context or ssl.create_default_context()) if secure else None,
                 server_hostname=self.config.tls_server_name,
                 limit=self.request_pool_size,
                 connect_timeout=self.connect_timeout,
