@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         SharedInformer,
         final_object,
     )
+    from manager.metatime import format_time
     from manager.resources import (
         CONFIGMAPS,
         CUSTOMRESOURCEDEFINITIONS,
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "InformerFactory": "manager.informers",
     "SharedInformer": "manager.informers",
     "final_object": "manager.informers",
+    "format_time": "manager.metatime",
     "CONFIGMAPS": "manager.resources",
     "CUSTOMRESOURCEDEFINITIONS": "manager.resources",
     "DEPLOYMENTS": "manager.resources",
@@ -197,6 +199,7 @@ __all__ = [
     "default_item_based_rate_limiter",
     "final_object",
     "for_",
+    "format_time",
     "owns",
     "unwrap_tombstone",
     "watches",

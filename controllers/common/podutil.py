@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -30,23 +30,6 @@ def parse_time(value: str | None) -> float | None:
     if not value:
         return None
     return datetime.fromisoformat(value.replace("z", "Z")).timestamp()
-
-
-# The last second formatted and its text: a sync stamps several times (startTime, conditions) within one
-# second, and strftime is most of the cost. One tuple, so a reader never sees a second with another's text.
-_last_formatted: tuple[int | None, str] = (None, "")
-
-
-def format_time(epoch: float) -> str:
-    """Format epoch seconds as metav1.Time does: RFC3339, second precision, UTC with `Z`."""
-    global _last_formatted
-    whole = int(epoch)
-    last = _last_formatted
-    if last[0] == whole:
-        return last[1]
-    text = datetime.fromtimestamp(whole, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    _last_formatted = (whole, text)
-    return text
 
 
 # -------------------- predicates

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from controllers.common.podutil import format_time
+from manager import format_time
 
 COMPLETE = "Complete"
 FAILED = "Failed"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from controllers.common.podutil import format_time, parse_time
+from controllers.common.podutil import parse_time
 from controllers.job import conditions as jc
 from controllers.job import metrics as m
 from controllers.job import spec as js
@@ -29,6 +29,7 @@ from controllers.job.indexes import Intervals
 from controllers.job.manage import delete_active_pods, manage_job
 from controllers.job.success_policy import match_success_policy
 from controllers.job.track import track_status
+from manager import format_time
 
 if TYPE_CHECKING:
     from controllers.job.controller import JobController

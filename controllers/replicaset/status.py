@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.common.podutil import Obj, format_time
+from controllers.common.podutil import Obj
+from manager import format_time
 
 REPLICA_FAILURE = "ReplicaFailure"
 _COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")

@@ -32,9 +32,9 @@ from manager.events.correlator import (
     EventCorrelator,
     aggregate_key,
     event_key,
-    format_time,
     spam_key,
 )
+from manager.metatime import format_time
 from manager.resources import EVENTS
 
 if TYPE_CHECKING:

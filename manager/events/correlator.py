@@ -11,11 +11,12 @@ In this order, for each event about to be written:
 
 from __future__ import annotations
 
-import datetime
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from manager.metatime import format_time
 
 MAX_LRU_ENTRIES = 4096
 SPAM_BURST = 25
@@ -25,20 +26,6 @@ AGGREGATE_INTERVAL = 600.0
 COMBINED_PREFIX = "(combined from similar events): "
 
 Event = dict[str, Any]
-
-
-_last_formatted: tuple[int, str] = (-1, "")
-
-
-def format_time(seconds: float) -> str:
-    """metav1.Time: RFC 3339 with second precision, UTC (the last second's text is reused: events come
-    in bursts)."""
-    global _last_formatted
-    whole = int(seconds // 1)
-    if _last_formatted[0] != whole:
-        text = datetime.datetime.fromtimestamp(whole, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        _last_formatted = (whole, text)
-    return _last_formatted[1]
 
 
 def aggregate_key(event: Event) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from controllers.common.podutil import format_time, parse_time
-from manager import PODS, REPLICASETS
+from controllers.common.podutil import parse_time
+from manager import PODS, REPLICASETS, format_time
 from tests.helpers import wait_for
 from tests.integration.controllers.test_replicaset_harness import NS, Env, rs_manifest, running_manager
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from controllers.common.podutil import format_time
 from controllers.job.backoff import (
     DEFAULT_POD_FAILURE_BACKOFF,
     INDEX_FAILURE_COUNT_KEY,
@@ -16,6 +15,7 @@ from controllers.job.backoff import (
     backoff_delay,
     finish_time,
 )
+from manager import format_time
 
 T0 = 1_800_000_000.0
 

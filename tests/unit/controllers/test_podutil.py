@@ -10,7 +10,6 @@ from controllers.common.podutil import (
     InvalidSelectorError,
     NoLabelsError,
     Selector,
-    format_time,
     get_controller_of,
     is_active,
     is_available,
@@ -27,6 +26,7 @@ from controllers.common.podutil import (
     pods_prefix,
     ready_since,
 )
+from manager import format_time
 
 
 def test_parse_and_format_time() -> None:

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from controllers.common.podutil import format_time
 from controllers.common.ranking import (
     RankingCache,
     deletion_age_ratios,
@@ -16,6 +15,7 @@ from controllers.common.ranking import (
     sort_active_pods,
     sort_active_pods_with_ranks,
 )
+from manager import format_time
 
 NOW = 1_800_000_000.0  # injectable clock
 
