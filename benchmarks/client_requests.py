@@ -16,31 +16,17 @@ import asyncio
 import contextlib
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 
 import aiohttp
 import orjson
+from kubesim_process import start_kubesim
 
 from manager import CONFIGMAPS
 from manager.client.rest import ApiClient, create_client
 
 NS = "default"
-
-
-def start_kubesim() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesim.cli", "--port", "0", "--nodes", "1", "--log-level", "warning"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("kubesim ready at "):
-            return proc, line.split("kubesim ready at ", 1)[1].strip()
-    raise RuntimeError("kubesim did not start")
 
 
 def configmap(name: str) -> dict[str, object]:
@@ -93,7 +79,7 @@ async def round_aiohttp(
 
 
 async def main(n: int, concurrency: int, rounds: int) -> None:
-    proc, url = start_kubesim()
+    proc, url = start_kubesim("--nodes", "1", "--log-level", "warning")
     client = await create_client(master=url, qps=0)
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100))
     ours: list[float] = []

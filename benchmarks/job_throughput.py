@@ -27,35 +27,12 @@ import tempfile
 import time
 from typing import Any
 
+from kubesim_process import process_cpu, start_kubesim
+
 from manager import JOBS, PODS, ApiClient
 from manager.client.rest import create_client
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NS = "default"
-
-
-def process_cpu(pid: int) -> float:
-    """utime + stime of another process, in seconds (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def start_kubesim() -> tuple[subprocess.Popen[str], str]:
-    # JOB_BENCH_KUBESIM_DIR runs kubesim from another checkout (e.g. a stable copy while it is edited).
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesim.cli", "--port", "0", "--nodes", "20", "--history-size", "200000",
-         "--log-level", "warning"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=os.environ.get("JOB_BENCH_KUBESIM_DIR"),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("kubesim ready at "):
-            return proc, line.split("kubesim ready at ", 1)[1].strip()
-    raise RuntimeError("kubesim did not start")
 
 
 def job(name: str, completions: int, parallelism: int) -> dict[str, Any]:
@@ -154,7 +131,11 @@ async def run_scenario(
 
 
 async def main(completions: int, parallelism: int, count: int, workers: int, scenario: str) -> None:
-    sim_proc, url = start_kubesim()
+    # JOB_BENCH_KUBESIM_DIR runs kubesim from another checkout (e.g. a stable copy while it is edited).
+    sim_proc, url = start_kubesim(
+        "--nodes", "20", "--history-size", "200000", "--log-level", "warning",
+        cwd=os.environ.get("JOB_BENCH_KUBESIM_DIR"),
+    )  # fmt: skip
     log_path = os.path.join(tempfile.gettempdir(), f"job_throughput_manager_{os.getpid()}.log")
     manager_proc = start_manager(url, log_path, workers)
     client = await create_client(master=url, qps=0)

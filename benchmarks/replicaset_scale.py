@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import sys
 import time
 from typing import Any
+
+from kubesim_process import process_cpu, start_kubesim
 
 from manager import REPLICASETS
 from manager.app import Manager
@@ -25,29 +26,6 @@ from manager.client.rest import create_client
 from manager.logging import configure_logging
 from manager.registry import discover
 from manager.settings import Settings
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu(pid: int) -> float:
-    """utime + stime of another process, in seconds (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def start_kubesim() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesim.cli", "--port", "0", "--nodes", "10", "--history-size", "200000"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("kubesim ready at "):
-            return proc, line.split("kubesim ready at ", 1)[1].strip()
-    raise RuntimeError("kubesim did not start")
 
 
 def replicaset(count: int) -> dict[str, Any]:
@@ -71,8 +49,13 @@ def replicaset(count: int) -> dict[str, Any]:
 
 async def bench(count: int, url: str, sim_pid: int) -> None:
     settings = Settings(
-        master=url, controllers=["replicaset"], leader_elect=False, bind_address="127.0.0.1", port=0,
-        kube_api_qps=0, log_level="warning",
+        master=url,
+        controllers=["replicaset"],
+        leader_elect=False,
+        bind_address="127.0.0.1",
+        port=0,
+        kube_api_qps=0,
+        log_level="warning",
     )
     infos = [info for info in discover() if info.name == "replicaset-controller"]
     manager = Manager(settings, infos)
@@ -121,7 +104,7 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     configure_logging("json", "warning")
-    proc, url = start_kubesim()
+    proc, url = start_kubesim("--nodes", "10", "--history-size", "200000")
     try:
         asyncio.run(bench(count, url, proc.pid))
     finally:
