@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
 
 T = TypeVar("T")
 
@@ -44,3 +48,30 @@ def wait_for_sync(
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {result!r}")
         time.sleep(interval)
+
+
+def write_kubeconfig(directory: Path, cluster: dict[str, Any], user: dict[str, Any]) -> str:
+    """A one-context kubeconfig (`cluster` holds server, CA...; `user` the credentials) in `directory`."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = directory / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def exec_plugin_user(script: str) -> dict[str, Any]:
+    """A kubeconfig user whose credentials come from an exec plugin: `python -c script`."""
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": ["-c", script],
+            "interactiveMode": "Never",
+        }
+    }

@@ -7,20 +7,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trustme
-import yaml
 
 from kubesim import KubeSim
 from manager.client import ApiClient, ConnectError, Disconnected, NotFound, create_client
 from manager.client.http11 import Http11Pool
 from manager.resources import CONFIGMAPS
-from tests.helpers import wait_for
+from tests.helpers import exec_plugin_user, wait_for, write_kubeconfig
 
 Script = Callable[[int, bytes], bytes | None]  # (request number on this connection, request) -> answer
 
@@ -288,14 +286,7 @@ def cert_exec_plugin(tmp_path: Path, ca: trustme.CA, runs: int) -> dict[str, Any
         "print(json.dumps({'apiVersion':'client.authentication.k8s.io/v1','kind':'ExecCredential','status':"
         "{'clientCertificateData':(d/f'cert-{n}').read_text(),'clientKeyData':(d/f'key-{n}').read_text()}}))"
     )
-    return {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": sys.executable,
-            "args": ["-c", script],
-            "interactiveMode": "Never",
-        }
-    }
+    return exec_plugin_user(script)
 
 
 async def test_exec_plugin_client_certificate_is_replaced_after_401(
@@ -320,30 +311,17 @@ async def test_exec_plugin_client_certificate_is_replaced_after_401(
 
     server = ScriptedServer(script, ssl_context=server_context)
     async with server:
-        path = tmp_path / "kubeconfig"
-        path.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "c",
-                            "cluster": {
-                                "server": f"https://127.0.0.1:{server.port}",
-                                "certificate-authority-data": base64.b64encode(
-                                    certificate_authority.cert_pem.bytes()
-                                ).decode(),
-                            },
-                        }
-                    ],
-                    "users": [{"name": "u", "user": cert_exec_plugin(tmp_path, certificate_authority, 3)}],
-                    "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                    "current-context": "x",
-                }
-            )
+        path = write_kubeconfig(
+            tmp_path,
+            {
+                "server": f"https://127.0.0.1:{server.port}",
+                "certificate-authority-data": base64.b64encode(
+                    certificate_authority.cert_pem.bytes()
+                ).decode(),
+            },
+            cert_exec_plugin(tmp_path, certificate_authority, 3),
         )
-        client = await create_client(kubeconfig=str(path), qps=0)
+        client = await create_client(kubeconfig=path, qps=0)
         try:
             got = await client.get(CONFIGMAPS, "x", "default")
             again = await client.get(CONFIGMAPS, "x", "default")

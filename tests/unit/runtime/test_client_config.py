@@ -10,23 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from manager.client.config import load_config
+from tests.helpers import exec_plugin_user, write_kubeconfig
 
 
 def kubeconfig(tmp_path: Path, server: str, user: dict[str, Any]) -> str:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "x",
-    }
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    return str(path)
+    return write_kubeconfig(tmp_path, {"server": server, "insecure-skip-tls-verify": True}, user)
 
 
 def exec_plugin(tmp_path: Path, expiry: str | None) -> dict[str, Any]:
@@ -40,14 +30,7 @@ def exec_plugin(tmp_path: Path, expiry: str | None) -> dict[str, Any]:
         "print(json.dumps({'apiVersion':'client.authentication.k8s.io/v1','kind':'ExecCredential',"
         f"'status':json.loads({status!r} % n)}}))"
     )
-    return {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1",
-            "command": sys.executable,
-            "args": ["-c", script],
-            "interactiveMode": "Never",
-        }
-    }
+    return exec_plugin_user(script)
 
 
 def runs(tmp_path: Path) -> int:
