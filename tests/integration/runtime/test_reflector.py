@@ -192,7 +192,8 @@ async def test_deletions_while_disconnected_become_tombstones(setup: ApiClient, 
             await client.delete(CONFIGMAPS, f"t{i}", NS)
         kubesim.faults.compact()
         kubesim.faults.errors.remove(rule)
-        await wait_for(lambda: len(informer.indexer) == 2, timeout=10)
+        # The handler runs in its own task: wait for it as well as for the cache.
+        await wait_for(lambda: len(informer.indexer) == 2 and len(mirror.tombstones) == 3, timeout=10)
         assert sorted(mirror.tombstones) == [f"{NS}/t0", f"{NS}/t1", f"{NS}/t2"]
         assert sorted(mirror.state) == [f"{NS}/t3", f"{NS}/t4"]
     finally:
