@@ -1,9 +1,6 @@
-"""What one sync needs to know about each pod, remembered per pod object between syncs.
-
-A ReplicaSet with thousands of pods is synced after every pod event while it scales, and each sync looks at
-all its pods. The informer cache replaces a pod's dict whenever the pod changes and hands out the same dict
-otherwise, so the facts derived from a dict stay valid for as long as the cache keeps handing it out: each
-sync recomputes only the pods that changed since the previous sync of the same ReplicaSet.
+"""What one sync needs to know about each pod, remembered per pod object between syncs (ObjectMemo): a
+ReplicaSet with thousands of pods is synced after every pod event while it scales, and each sync then
+recomputes only the pods that changed since the previous sync of the same ReplicaSet.
 """
 
 from __future__ import annotations
@@ -11,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from controllers.common.objectmemo import ObjectMemo
 from controllers.common.podutil import Obj, Selector, is_ready, ready_since
 from controllers.common.ranking import RankingCache
 
@@ -50,7 +48,7 @@ class PodFactsCache:
     """Facts per ReplicaSet key; a new selector or new template labels start that key afresh."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, tuple[Any, dict[int, PodFacts]]] = {}
+        self._by_key: dict[str, tuple[Any, ObjectMemo[PodFacts]]] = {}
         self._ranking: dict[str, RankingCache] = {}
 
     def ranking(self, key: str) -> RankingCache:
@@ -67,18 +65,13 @@ class PodFactsCache:
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         signature = ((rs.get("metadata") or {}).get("uid"), id(selector), tuple(sorted(labels.items())))
         previous = self._by_key.get(key)
-        known = previous[1] if previous is not None and previous[0] == signature else {}
+        if previous is not None and previous[0] == signature:
+            memo = previous[1]
+        else:
+            memo = ObjectMemo()
+            self._by_key[key] = (signature, memo)
         template_labels = Selector.from_set(labels)
-        current: dict[int, PodFacts] = {}
-        result: list[PodFacts] = []
-        for pod in pods:
-            facts = known.get(id(pod))
-            if facts is None or facts.pod is not pod:
-                facts = _facts(pod, selector, template_labels)
-            current[id(pod)] = facts
-            result.append(facts)
-        self._by_key[key] = (signature, current)
-        return result
+        return memo.derive(pods, lambda pod: _facts(pod, selector, template_labels))
 
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
