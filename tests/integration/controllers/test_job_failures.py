@@ -7,6 +7,7 @@ import itertools
 import time
 from typing import Any
 
+from controllers.job.backoff import finish_time
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for
@@ -42,9 +43,10 @@ class TimedJobController(FastJobController):
 async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
     """Three failures then a success; replacements wait 1.5 s, 3 s, then 3 s again (capped, not 6 s).
 
-    Pod finish times carry second precision, so a measured wait is the backoff minus up to 1 s of rounding,
-    plus batching and scheduling noise: the bounds below are [backoff - 1, backoff + 1] (uncapped, the third
-    wait would be 6 s)."""
+    Each wait is measured from the finish time the failed pod records (what the controller counts from; second
+    precision, so it is never later than the real finish) to the wall-clock moment the replacement is first
+    seen. The controller may not create it earlier than the backoff; seeing it later includes sync, batching
+    and polling latency, bounded generously at 1.5 s (uncapped, the third wait would be 6 s)."""
     seen: dict[str, float] = {}
     finished: dict[str, float] = {}
     async with running(kubesim, TimedJobController) as env:
@@ -52,12 +54,12 @@ async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
         await env.create("timed", backoffLimit=6, annotations=annotations)
 
         async def poll() -> bool:
-            now = time.monotonic()
+            now = time.time()
             for pod in await env.pods("timed"):
                 uid = pod["metadata"]["uid"]
                 seen.setdefault(uid, now)
                 if pod["status"].get("phase") in ("Succeeded", "Failed"):
-                    finished.setdefault(uid, now)
+                    finished.setdefault(uid, finish_time(pod))
             return condition(await env.job("timed"), "Complete") is not None
 
         await wait_for(poll, 20, interval=0.02, message="timed Job complete")
@@ -67,7 +69,7 @@ async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
     gaps = [seen[nxt] - finished[prev] for prev, nxt in itertools.pairwise(order)]
     assert len(gaps) == 3
     for gap, backoff in zip(gaps, (1.5, 3.0, 3.0), strict=True):
-        assert backoff - 1.0 <= gap <= backoff + 1.0, (gaps, backoff)
+        assert backoff - 0.05 <= gap <= backoff + 1.5, (gaps, backoff)
 
 
 async def test_on_failure_restarts_count_against_backoff_limit(kubesim: KubeSim) -> None:
