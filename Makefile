@@ -26,9 +26,10 @@ run: $(STAMP)
 test: $(STAMP) lint
 	$(PY) -m pytest -q
 
-## make lint: ruff, mypy (strict) and the import-linter layer contracts.
+## make lint: ruff (lint and format check), mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check manager controllers kubesim tests benchmarks
+	$(VENV)/bin/ruff format --check manager controllers kubesim tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

@@ -162,9 +162,7 @@ async def _apply(
     if live is None and sub is not None:
         raise errors.not_found(rtype.plural, rtype.group, target.name)
     try:
-        merged = apply.server_side_apply(
-            live, applied, write.manager, force, write.gvk, sub, now=write.now()
-        )
+        merged = apply.server_side_apply(live, applied, write.manager, force, write.gvk, sub, now=write.now())
     except apply.ApplyConflict as exc:
         raise from_status(exc.status) from None
     if entry is None:

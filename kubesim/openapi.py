@@ -129,11 +129,15 @@ def _operation(rtype: Any, action: str, op_id: str, ref: str, params: list[JSON]
     op: JSON = {
         "operationId": op_id,
         "parameters": [dict(p, type=p["schema"]["type"]) if v2 else p for p in params],
-        "responses": {"200": {"description": "OK",
-                              "content": {"application/json": {"schema": {"$ref": ref}}}}},
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}}
+        },
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": rtype.group, "version": rtype.version,
-                                            "kind": rtype.kind},
+        "x-kubernetes-group-version-kind": {
+            "group": rtype.group,
+            "version": rtype.version,
+            "kind": rtype.kind,
+        },
     }
     if v2:
         for p in op["parameters"]:
@@ -144,8 +148,11 @@ def _operation(rtype: Any, action: str, op_id: str, ref: str, params: list[JSON]
 
 def _paths_for(rtype: Any, ref: str, v2: bool) -> JSON:
     prefix = "/" + _gv_path(rtype.group, rtype.version)
-    collection = f"{prefix}/namespaces/{{namespace}}/{rtype.plural}" if rtype.namespaced else \
-        f"{prefix}/{rtype.plural}"
+    collection = (
+        f"{prefix}/namespaces/{{namespace}}/{rtype.plural}"
+        if rtype.namespaced
+        else f"{prefix}/{rtype.plural}"
+    )
     op = f"{rtype.kind}{rtype.group.split('.')[0].title()}{rtype.version.title()}"
     writes = [_param("dryRun"), _param("fieldManager"), _param("fieldValidation"), _param("pretty")]
     patch_params = [*writes, _param("force", type_="boolean")]
@@ -158,8 +165,10 @@ def _paths_for(rtype: Any, ref: str, v2: bool) -> JSON:
         "delete": _operation(rtype, "delete", f"delete{op}", ref, [_param("dryRun")], v2),
     }
     paths: JSON = {
-        collection: {"post": _operation(rtype, "post", f"create{op}", ref, writes, v2),
-                     "parameters": [dict(p, type="string") if v2 else p for p in scope]},
+        collection: {
+            "post": _operation(rtype, "post", f"create{op}", ref, writes, v2),
+            "parameters": [dict(p, type="string") if v2 else p for p in scope],
+        },
         f"{collection}/{{name}}": {**item_ops, "parameters": named},
     }
     if getattr(rtype, "status", False):
@@ -171,8 +180,9 @@ def _paths_for(rtype: Any, ref: str, v2: bool) -> JSON:
         }
     if v2:
         for path in paths.values():
-            path["parameters"] = [{k: v for k, v in dict(p, type="string").items() if k != "schema"}
-                                  for p in path["parameters"]]
+            path["parameters"] = [
+                {k: v for k, v in dict(p, type="string").items() if k != "schema"} for p in path["parameters"]
+            ]
     return paths
 
 
@@ -193,8 +203,12 @@ def build_v2(registry: Iterable[Any]) -> JSON:
         if custom is not None:
             definitions[name] = convert_schema(custom, "#/definitions/")
         paths.update(_paths_for(rtype, f"#/definitions/{name}", v2=True))
-    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": _SERVER_VERSION},
-            "paths": paths, "definitions": definitions}
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": _SERVER_VERSION},
+        "paths": paths,
+        "definitions": definitions,
+    }
 
 
 def build_v3_group_versions(registry: Iterable[Any]) -> dict[str, JSON]:
@@ -219,8 +233,12 @@ def build_v3_group_versions(registry: Iterable[Any]) -> dict[str, JSON]:
             paths.update(_paths_for(rtype, prefix + name, v2=False))
         for name in _closure(builtin_names):
             components[name] = convert_schema(defs[name], prefix)
-        documents[gv] = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": _SERVER_VERSION},
-                         "paths": paths, "components": {"schemas": components}}
+        documents[gv] = {
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": _SERVER_VERSION},
+            "paths": paths,
+            "components": {"schemas": components},
+        }
     return documents
 
 
@@ -235,9 +253,14 @@ class _Documents:
             gv: orjson.dumps(doc) for gv, doc in build_v3_group_versions(self._registry).items()
         }
         self.hashes = {gv: hashlib.sha512(body).hexdigest().upper() for gv, body in self.v3.items()}
-        self.v3_root = orjson.dumps({"paths": {
-            gv: {"serverRelativeURL": f"/openapi/v3/{gv}?hash={digest}"} for gv, digest in self.hashes.items()
-        }})
+        self.v3_root = orjson.dumps(
+            {
+                "paths": {
+                    gv: {"serverRelativeURL": f"/openapi/v3/{gv}?hash={digest}"}
+                    for gv, digest in self.hashes.items()
+                }
+            }
+        )
 
     @property
     def v2(self) -> bytes:
@@ -268,9 +291,15 @@ def add_routes(app: web.Application, registry: TypeRegistry) -> None:
 
     async def v2(request: web.Request) -> web.Response:
         if not _accepts_json(request):
-            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                      "message": "only the following media types are accepted: application/json",
-                      "reason": "NotAcceptable", "code": 406}
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "only the following media types are accepted: application/json",
+                "reason": "NotAcceptable",
+                "code": 406,
+            }
             return web.Response(status=406, body=orjson.dumps(status), content_type="application/json")
         return json_body(documents().v2)
 
@@ -280,9 +309,16 @@ def add_routes(app: web.Application, registry: TypeRegistry) -> None:
     async def v3_group_version(request: web.Request) -> web.Response:
         body = documents().v3.get(request.match_info["gv"])
         if body is None:
-            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                      "message": "the server could not find the requested resource", "reason": "NotFound",
-                      "details": {}, "code": 404}
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": "the server could not find the requested resource",
+                "reason": "NotFound",
+                "details": {},
+                "code": 404,
+            }
             return web.Response(status=404, body=orjson.dumps(status), content_type="application/json")
         return json_body(body)
 

@@ -133,8 +133,13 @@ def _json_patch(current: JSON, operations: Any) -> JSON:
             result = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
         except jsonpatch.InvalidJsonPatch as exc:
             raise PatchError(400, "BadRequest", f"invalid JSON patch: {exc}") from exc
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError,
-                TypeError) as exc:
+        except (
+            jsonpatch.JsonPatchException,
+            jsonpatch.JsonPointerException,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as exc:
             raise _unprocessable(operation) from exc
     if not isinstance(result, dict):
         raise _unprocessable({"result": "not an object"})
@@ -286,8 +291,9 @@ def _ordered(items: list[Any], order: list[Any], server: list[Any], info: schema
     rank = {identity(entry): i for i, entry in enumerate(order)}
     server_rank = {identity(entry): i for i, entry in enumerate(server)}
     listed = sorted((i for i in items if identity(i) in rank), key=lambda i: rank[identity(i)])
-    server_only = sorted((i for i in items if identity(i) not in rank),
-                         key=lambda i: server_rank.get(identity(i), len(server)))
+    server_only = sorted(
+        (i for i in items if identity(i) not in rank), key=lambda i: server_rank.get(identity(i), len(server))
+    )
     result: list[Any] = []
     while listed and server_only:
         left, right = server_rank.get(identity(server_only[0])), server_rank.get(identity(listed[0]))

@@ -247,7 +247,10 @@ class Manager:
                 ) from exc
             details = getattr(instance, "debug_state", None)
             supervised = SupervisedController(
-                info.name, instance.run, self.stopping, **self._supervisor_timing,
+                info.name,
+                instance.run,
+                self.stopping,
+                **self._supervisor_timing,
                 details=details if callable(details) else None,
             )
             if callable(getattr(instance, "drain", None)):

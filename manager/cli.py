@@ -29,8 +29,11 @@ from manager.selection import SelectionError, select
 from manager.settings import ConfigFileError, Settings, is_duration
 
 USAGE_EXIT_CODE = 2
-_ACTIONS = {"help": "Show this help and exit.", "version": "Print the version and exit.",
-            "list-controllers": "List the installed controllers (name, aliases, on by default) and exit."}
+_ACTIONS = {
+    "help": "Show this help and exit.",
+    "version": "Print the version and exit.",
+    "list-controllers": "List the installed controllers (name, aliases, on by default) and exit.",
+}
 _TRUE = {"1", "t", "true", "yes", "y", "on"}
 _FALSE = {"0", "f", "false", "no", "n", "off"}
 
@@ -299,4 +302,3 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     finally:
         if sandbox is not None:
             await sandbox.stop()
-

@@ -75,7 +75,9 @@ class PolicyRule:
 
     def to_dict(self) -> dict[str, list[str]]:
         rule = {
-            "apiGroups": list(self.api_groups), "resources": list(self.resources), "verbs": list(self.verbs)
+            "apiGroups": list(self.api_groups),
+            "resources": list(self.resources),
+            "verbs": list(self.verbs),
         }
         if self.resource_names:
             rule["resourceNames"] = list(self.resource_names)

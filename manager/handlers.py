@@ -204,8 +204,14 @@ def owns(
     """Objects this controller creates: events enqueue the controller owner's key when the owner is a
     `kind` of `api_version`'s group. Both default to the controller's `for_` resource."""
     return Watch(
-        resource, namespace, label_selector, field_selector, metadata_only,
-        mode="owner", owner_kind=kind, owner_api_version=api_version,
+        resource,
+        namespace,
+        label_selector,
+        field_selector,
+        metadata_only,
+        mode="owner",
+        owner_kind=kind,
+        owner_api_version=api_version,
     )
 
 
@@ -227,6 +233,12 @@ def watches(
     if (map_fn is None) == (handler is None):
         raise ValueError("watches() needs exactly one of map_fn or handler")
     return Watch(
-        resource, namespace, label_selector, field_selector, metadata_only,
-        mode="map" if map_fn is not None else "handler", map_fn=map_fn, handler=handler,
+        resource,
+        namespace,
+        label_selector,
+        field_selector,
+        metadata_only,
+        mode="map" if map_fn is not None else "handler",
+        map_fn=map_fn,
+        handler=handler,
     )

@@ -41,10 +41,11 @@ MASTER_STATUS = Gauge(
     "leader_election_master_status",
     "Gauge of if the reporting system is master of the relevant lease, "
     "0 indicates backup, 1 indicates master.",
-    ["name"])
+    ["name"],
+)
 SLOWPATH = Counter(
-    "leader_election_slowpath",
-    "Total number of slow path exercised in renewing leader leases.", ["name"])
+    "leader_election_slowpath", "Total number of slow path exercised in renewing leader leases.", ["name"]
+)
 
 
 def micro_time(when: datetime.datetime | None = None) -> str:
@@ -75,7 +76,8 @@ class LeaderElector:
         if not lease_duration > renew_deadline > JITTER_FACTOR * retry_period > 0:
             raise ValueError(
                 "leader election needs lease duration > renew deadline > 1.2 x retry period > 0, got "
-                f"{lease_duration} / {renew_deadline} / {retry_period}")
+                f"{lease_duration} / {renew_deadline} / {retry_period}"
+            )
         self.client = client
         self.name = name
         self.namespace = namespace
@@ -207,8 +209,12 @@ class LeaderElector:
         try:
             lease = await self.client.get(LEASES, self.name, self.namespace)
         except NotFound:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": spec,
+            }
             try:
                 created = await self.client.create(LEASES, body, self.namespace)
             except Conflict:
@@ -238,8 +244,11 @@ class LeaderElector:
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace,
-                         "resourceVersion": self._resource_version},
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "resourceVersion": self._resource_version,
+            },
             "spec": spec,
         }
         updated = await self.client.update(LEASES, body)

@@ -47,9 +47,7 @@ def load_entry_point(ep: EntryPoint) -> ControllerInfo:
     try:
         cls = ep.load()
     except Exception as exc:
-        raise RegistryError(
-            f"controller {where} failed to load: {type(exc).__name__}: {exc}"
-        ) from None
+        raise RegistryError(f"controller {where} failed to load: {type(exc).__name__}: {exc}") from None
     name = getattr(cls, "name", None)
     aliases = getattr(cls, "aliases", ())
     enabled = getattr(cls, "enabled_by_default", None)

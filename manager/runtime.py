@@ -35,8 +35,9 @@ CACHE_SYNC_LOG_EVERY = 30.0
 class CachesRunnable:
     """The CACHES group member: starts the event sender and the informers, returns once all are synced."""
 
-    def __init__(self, factory: InformerFactory, broadcaster: EventBroadcaster,
-                 controllers: list[Controller]) -> None:
+    def __init__(
+        self, factory: InformerFactory, broadcaster: EventBroadcaster, controllers: list[Controller]
+    ) -> None:
         self.factory = factory
         self.broadcaster = broadcaster
         self.controllers = controllers
@@ -50,8 +51,10 @@ class CachesRunnable:
         # asyncio logging "exception was never retrieved"; the total wait is the same.
         for informer in self.factory.informers():
             while not await informer.wait_for_cache_sync(timeout=CACHE_SYNC_LOG_EVERY):
-                log.warning("waiting for informer caches to sync",
-                            unsynced=[i.name for i in self.factory.informers() if not i.has_synced()])
+                log.warning(
+                    "waiting for informer caches to sync",
+                    unsynced=[i.name for i in self.factory.informers() if not i.has_synced()],
+                )
         log.info("caches synced", informers=len(self.factory.informers()))
 
     async def stop(self) -> None:
@@ -121,6 +124,8 @@ async def install(manager: Manager) -> None:
         election = LeaderElectionRunnable(runtime.elector, runtime.lost_leadership)
         manager.add_runnable(Group.LEADER_ELECTION, election)
         manager.health.add("leaderElection", runtime.elector.health_check, readyz=False)
-        log.info("leader election enabled", identity=runtime.elector.identity,
-                 lease=f"{settings.leader_elect_resource_namespace}/{settings.leader_elect_resource_name}")
-
+        log.info(
+            "leader election enabled",
+            identity=runtime.elector.identity,
+            lease=f"{settings.leader_elect_resource_namespace}/{settings.leader_elect_resource_name}",
+        )

@@ -77,7 +77,8 @@ def manifest_files(paths: Iterable[str]) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             files.extend(
-                p for p in sorted(path.iterdir())
+                p
+                for p in sorted(path.iterdir())
                 if p.suffix in _MANIFEST_SUFFIXES and p.name != "kustomization.yaml"
             )
         elif path.is_file():

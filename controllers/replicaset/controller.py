@@ -267,4 +267,3 @@ class ReplicaSetController(Controller):
                 self.log.debug("status update failed, retrying on a fresh copy", error=str(exc))
                 m = meta(rs)
                 current = await self.client.get(REPLICASETS, str(m["name"]), str(m.get("namespace")))
-

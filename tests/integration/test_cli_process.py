@@ -119,9 +119,12 @@ def one_shot(
         }
         processes = {
             name: subprocess.Popen(
-                [str(AIOKCM), *inv.args], env={**(installed_env if inv.installed else env), **dict(inv.env)},
+                [str(AIOKCM), *inv.args],
+                env={**(installed_env if inv.installed else env), **dict(inv.env)},
                 cwd=work,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             for name, inv in invocations.items()
         }
@@ -178,8 +181,13 @@ async def start(env: dict[str, str], tmp_path: Path) -> AsyncIterator[Any]:
 
     async def _start(*args: str, extra_env: dict[str, str] | None = None) -> Daemon:
         process = await asyncio.create_subprocess_exec(
-            str(AIOKCM), *BASE_FLAGS, *args, env={**env, **(extra_env or {})}, cwd=tmp_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            str(AIOKCM),
+            *BASE_FLAGS,
+            *args,
+            env={**env, **(extra_env or {})},
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         daemon = Daemon(process)
         started.append(daemon)
@@ -395,13 +403,24 @@ async def test_sigterm_with_the_runtime_drains_reconciles_and_releases_the_lease
     client = await create_client(master=kubesim.url)
     try:
         for i in range(3):  # one worker: one reconcile in flight, two keys queued behind it
-            await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                "name": f"nap-{i}", "namespace": "default", "labels": {"app": "sleepy"}}})
+            await client.create(
+                CONFIGMAPS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"nap-{i}", "namespace": "default", "labels": {"app": "sleepy"}},
+                },
+            )
         daemon = await start(
-            "--controllers=sleepy", f"--master={kubesim.url}", "--leader-elect=true",
-            "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms",
-            "--leader-elect-retry-period=300ms", "--leader-elect-resource-name=sigterm-test",
-            "--shutdown-grace-period=20s", extra_env={"SLEEPY_WORK_SECONDS": "1.5"},
+            "--controllers=sleepy",
+            f"--master={kubesim.url}",
+            "--leader-elect=true",
+            "--leader-elect-lease-duration=2s",
+            "--leader-elect-renew-deadline=1500ms",
+            "--leader-elect-retry-period=300ms",
+            "--leader-elect-resource-name=sigterm-test",
+            "--shutdown-grace-period=20s",
+            extra_env={"SLEEPY_WORK_SECONDS": "1.5"},
         )
         url = await daemon.url()
         await wait_for(lambda: daemon.find("reconcile started"), timeout=15, message="a reconcile in flight")
@@ -560,13 +579,31 @@ def test_console_logs_on_a_terminal(restore_logging: None) -> None:
 def test_flag_syntax_as_kube_controller_manager() -> None:
     from manager.cli import parse_args
 
-    parsed = parse_args([
-        "--port", "1", "--kube-api-qps=5", "--leader-elect", "--sandbox=false", "--controllers=a,b",
-        "--controllers", "c", "--config", "x.yaml", "--sandbox-apply=d1", "--sandbox-apply", "d2,d3", "-h",
-    ])
+    parsed = parse_args(
+        [
+            "--port",
+            "1",
+            "--kube-api-qps=5",
+            "--leader-elect",
+            "--sandbox=false",
+            "--controllers=a,b",
+            "--controllers",
+            "c",
+            "--config",
+            "x.yaml",
+            "--sandbox-apply=d1",
+            "--sandbox-apply",
+            "d2,d3",
+            "-h",
+        ]
+    )
     assert parsed.values == {
-        "port": "1", "kube_api_qps": "5", "leader_elect": True, "sandbox": False,
-        "controllers": ["a", "b", "c"], "sandbox_apply": ["d1", "d2", "d3"],
+        "port": "1",
+        "kube_api_qps": "5",
+        "leader_elect": True,
+        "sandbox": False,
+        "controllers": ["a", "b", "c"],
+        "sandbox_apply": ["d1", "d2", "d3"],
     }
     assert parsed.config == "x.yaml" and parsed.actions == {"help"}
     # A boolean never takes the next argument (pflag): "false" here is a stray argument.

@@ -288,7 +288,11 @@ async def test_groups_start_in_order_and_stop_in_reverse() -> None:
     manager.request_shutdown("test")
     assert await asyncio.wait_for(running, 10) == 0
     assert journal[4:] == [
-        "stop controllers-extra", "stop lease", "stop events", "stop informers", "hook close-client"
+        "stop controllers-extra",
+        "stop lease",
+        "stop events",
+        "stop informers",
+        "hook close-client",
     ]
 
 

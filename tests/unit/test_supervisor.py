@@ -252,8 +252,11 @@ async def test_cut_short_ends_a_graceful_drain_at_once() -> None:
             cancelled.set()
             raise
 
-    group = ControllerGroup([SupervisedController("stubborn", stubborn, stopping)],
-                            remaining_grace=lambda: 3600.0, cut_short=cut_short)
+    group = ControllerGroup(
+        [SupervisedController("stubborn", stubborn, stopping)],
+        remaining_grace=lambda: 3600.0,
+        cut_short=cut_short,
+    )
     await group.start()
     await wait_for(lambda: group.controllers[0].state is State.RUNNING, message="running")
     stopping.set()

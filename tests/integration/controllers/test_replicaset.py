@@ -52,7 +52,11 @@ async def test_scale_up_down_to_zero_with_status_and_events(kubesim: KubeSim) ->
                 }
             ]
         status = await env.wait_status(
-            "web", replicas=3, fullyLabeledReplicas=3, readyReplicas=3, availableReplicas=3,
+            "web",
+            replicas=3,
+            fullyLabeledReplicas=3,
+            readyReplicas=3,
+            availableReplicas=3,
             observedGeneration=1,
         )
         assert "conditions" not in status

@@ -160,9 +160,7 @@ async def test_failing_creates_stop_at_the_first_batch_and_set_the_condition(kub
 
         # Creates work again: all pods come, and the next clean sync clears the condition.
         await env.wait_status("flaky", timeout=15.0, replicas=8)
-        await wait_for(
-            lambda: _none(failure_condition(env, "flaky")), 10.0, message="ReplicaFailure cleared"
-        )
+        await wait_for(lambda: _none(failure_condition(env, "flaky")), 10.0, message="ReplicaFailure cleared")
         assert len(await env.pods("flaky")) == 8
 
 

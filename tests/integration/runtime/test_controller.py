@@ -87,9 +87,12 @@ class Toy(Controller):
 
 
 def configmap(name: str, mode: str, **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": "toy"}},
-            "data": {"mode": mode, **data}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "toy"}},
+        "data": {"mode": mode, **data},
+    }
 
 
 class Harness:
@@ -109,8 +112,9 @@ class Harness:
 async def harness(kubesim: Any) -> AsyncIterator[Harness]:
     client = await create_client(master=kubesim.url)
     factory = InformerFactory(client)
-    ctx = ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
-                            client=client, informers=factory)
+    ctx = ControllerContext(
+        settings=Settings(), health=None, logger=structlog.get_logger(), client=client, informers=factory
+    )
     h = Harness(client, Toy(ctx))
     yield h
     if h.task is not None:
@@ -136,8 +140,12 @@ async def test_reconcile_runs_after_sync_for_existing_objects(harness: Harness) 
     await wait_for(lambda: "default/later" in ctl.calls, message="a new object reconciled")
     ctx = ctl.context_seen[0]
     assert ctx["controller"] == "toy-controller" and ctx["key"].startswith("default/")
-    assert REGISTRY.get_sample_value(
-        "controller_runtime_max_concurrent_reconciles", {"controller": "toy-controller"}) == 4
+    assert (
+        REGISTRY.get_sample_value(
+            "controller_runtime_max_concurrent_reconciles", {"controller": "toy-controller"}
+        )
+        == 4
+    )
 
 
 async def test_requeue_after_delays_the_next_reconcile(harness: Harness) -> None:
@@ -187,17 +195,25 @@ async def test_crashing_reconciles_never_kill_workers(harness: Harness) -> None:
         await harness.create(f"weird-{i}", "weird")  # nor a return value that is not a Result
     harness.start()
     ctl = harness.controller
-    await wait_for(lambda: all(len(ctl.calls.get(f"default/crash-{i}", [])) >= 2 for i in range(8)),
-                   message="every crashing key retried")
-    await wait_for(lambda: all(len(ctl.calls.get(f"default/cancel-{i}", [])) == 2 for i in range(8)),
-                   message="every key that leaked a CancelledError retried once")
-    await wait_for(lambda: all(len(ctl.calls.get(f"default/weird-{i}", [])) == 2 for i in range(8)),
-                   message="every key whose reconcile returned a non-Result retried once")
+    await wait_for(
+        lambda: all(len(ctl.calls.get(f"default/crash-{i}", [])) >= 2 for i in range(8)),
+        message="every crashing key retried",
+    )
+    await wait_for(
+        lambda: all(len(ctl.calls.get(f"default/cancel-{i}", [])) == 2 for i in range(8)),
+        message="every key that leaked a CancelledError retried once",
+    )
+    await wait_for(
+        lambda: all(len(ctl.calls.get(f"default/weird-{i}", [])) == 2 for i in range(8)),
+        message="every key whose reconcile returned a non-Result retried once",
+    )
     assert ctl.stats.last_error is not None
     for i in range(10):
         await harness.create(f"fine-{i}", "ok")
-    await wait_for(lambda: all(f"default/fine-{i}" in ctl.calls for i in range(10)),
-                   message="healthy keys still reconciled after many crashes")
+    await wait_for(
+        lambda: all(f"default/fine-{i}" in ctl.calls for i in range(10)),
+        message="healthy keys still reconciled after many crashes",
+    )
     assert metric("controller_runtime_reconcile_panics_total") - panics_before >= 24
     assert harness.task is not None and not harness.task.done()
 
@@ -215,8 +231,10 @@ async def test_one_key_is_never_reconciled_by_two_workers_at_once(harness: Harne
     await wait_for(lambda: (ctl.lister(CONFIGMAPS).get_by_key("default/hot") or {})["data"]["n"] == "29")
     assert len(ctl.calls["default/hot"]) == 1  # parked, not handed to an idle worker
     ctl.gate.set()
-    await wait_for(lambda: len(ctl.calls["default/hot"]) == 2 and not ctl.queue.processing,
-                   message="exactly one more reconcile")
+    await wait_for(
+        lambda: len(ctl.calls["default/hot"]) == 2 and not ctl.queue.processing,
+        message="exactly one more reconcile",
+    )
     assert not ctl.overlap
     assert len(ctl.queue) == 0
 
@@ -248,20 +266,37 @@ async def test_stopping_makes_workers_return(harness: Harness) -> None:
 
 # ---------------------------------------------------------------- event → key mappings
 
+
 def owned(name: str, owner_kind: str, owner_api_version: str, controller: bool = True) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "ownerReferences": [
-        {"kind": owner_kind, "apiVersion": owner_api_version, "name": f"owner-of-{name}", "uid": "u",
-         "controller": controller}]}}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "ownerReferences": [
+                {
+                    "kind": owner_kind,
+                    "apiVersion": owner_api_version,
+                    "name": f"owner-of-{name}",
+                    "uid": "u",
+                    "controller": controller,
+                }
+            ],
+        }
+    }
 
 
-@pytest.mark.parametrize(("obj", "expected"), [
-    (owned("a", "Widget", "example.com/v1"), [Request("ns", "owner-of-a")]),
-    (owned("b", "Widget", "example.com/v2"), [Request("ns", "owner-of-b")]),  # any version of the group
-    (owned("c", "Widget", "other.io/v1"), []),
-    (owned("d", "Gadget", "example.com/v1"), []),
-    (owned("e", "Widget", "example.com/v1", controller=False), []),
-    ({"metadata": {"name": "orphan", "namespace": "ns"}}, []),
-], ids=["same-version", "other-version", "other-group", "other-kind", "not-controller", "orphan"])
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (owned("a", "Widget", "example.com/v1"), [Request("ns", "owner-of-a")]),
+        (owned("b", "Widget", "example.com/v2"), [Request("ns", "owner-of-b")]),  # any version of the group
+        (owned("c", "Widget", "other.io/v1"), []),
+        (owned("d", "Gadget", "example.com/v1"), []),
+        (owned("e", "Widget", "example.com/v1", controller=False), []),
+        ({"metadata": {"name": "orphan", "namespace": "ns"}}, []),
+    ],
+    ids=["same-version", "other-version", "other-group", "other-kind", "not-controller", "orphan"],
+)
 def test_enqueue_for_owner(obj: dict[str, Any], expected: list[Request]) -> None:
     from manager.handlers import EnqueueForOwner
 
@@ -296,8 +331,9 @@ class OwnerMapper(Controller):
     watches = (
         for_(CONFIGMAPS, label_selector="app=primary"),
         owns(CONFIGMAPS, kind="ConfigMap", api_version="v1", label_selector="app=child"),
-        watches(CONFIGMAPS, lambda obj: [Request("default", obj["data"]["target"])],
-                label_selector="app=pointer"),
+        watches(
+            CONFIGMAPS, lambda obj: [Request("default", obj["data"]["target"])], label_selector="app=pointer"
+        ),
     )
 
     def __init__(self, ctx: ControllerContext) -> None:
@@ -312,20 +348,52 @@ class OwnerMapper(Controller):
 async def test_owns_and_map_fn_through_informers(kubesim: Any) -> None:
     client = await create_client(master=kubesim.url)
     factory = InformerFactory(client)
-    ctl = OwnerMapper(ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
-                                        client=client, informers=factory))
+    ctl = OwnerMapper(
+        ControllerContext(
+            settings=Settings(), health=None, logger=structlog.get_logger(), client=client, informers=factory
+        )
+    )
     task = asyncio.create_task(ctl.run())
     try:
-        parent = await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": "parent", "namespace": "default", "labels": {"app": "primary"}}})
+        parent = await client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "parent", "namespace": "default", "labels": {"app": "primary"}},
+            },
+        )
         await wait_for(lambda: "default/parent" in ctl.keys)
-        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": "kid", "namespace": "default", "labels": {"app": "child"}, "ownerReferences": [{
-                "apiVersion": "v1", "kind": "ConfigMap", "name": "other-parent",
-                "uid": parent["metadata"]["uid"], "controller": True}]}})
-        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": "ptr", "namespace": "default", "labels": {"app": "pointer"}},
-            "data": {"target": "aimed"}})
+        await client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "kid",
+                    "namespace": "default",
+                    "labels": {"app": "child"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "ConfigMap",
+                            "name": "other-parent",
+                            "uid": parent["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+            },
+        )
+        await client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "ptr", "namespace": "default", "labels": {"app": "pointer"}},
+                "data": {"target": "aimed"},
+            },
+        )
         await wait_for(lambda: {"default/other-parent", "default/aimed"} <= set(ctl.keys))
         assert "default/kid" not in ctl.keys and "default/ptr" not in ctl.keys
     finally:
@@ -337,6 +405,7 @@ async def test_owns_and_map_fn_through_informers(kubesim: Any) -> None:
 
 
 # ------------------------------------------------ secondary queues, wait_for_sync, typed handlers
+
 
 class LabelCounter:
     """A handler class taking the concrete controller: `watches(handler=...)` is generic, no cast."""
@@ -366,7 +435,8 @@ class Sidecar(Controller):
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
         self.side: RateLimitingQueue[str] = RateLimitingQueue(
-            "sidecar", rate_limiter=ItemExponentialFailureRateLimiter(0.02, 0.1))
+            "sidecar", rate_limiter=ItemExponentialFailureRateLimiter(0.02, 0.1)
+        )
         self.handled: dict[str, int] = {}
         self.cache_size_at_first_item: int | None = None
         self.gate = asyncio.Event()
@@ -388,16 +458,22 @@ class Sidecar(Controller):
 
 
 def side_configmap(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": "side"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "side"}},
+    }
 
 
 @pytest.fixture
 async def sidecar(kubesim: Any) -> AsyncIterator[tuple[ApiClient, Sidecar]]:
     client = await create_client(master=kubesim.url)
     factory = InformerFactory(client)
-    ctl = Sidecar(ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
-                                    client=client, informers=factory))
+    ctl = Sidecar(
+        ControllerContext(
+            settings=Settings(), health=None, logger=structlog.get_logger(), client=client, informers=factory
+        )
+    )
     yield client, ctl
     await factory.shutdown()
     await client.close()

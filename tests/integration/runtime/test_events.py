@@ -31,8 +31,10 @@ from tests.helpers import wait_for
 @pytest.fixture
 async def setup(kubesim: Any) -> AsyncIterator[tuple[ApiClient, EventBroadcaster, dict[str, Any]]]:
     client = await create_client(master=kubesim.url)
-    subject = await client.create(CONFIGMAPS, {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": "default"}})
+    subject = await client.create(
+        CONFIGMAPS,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": "default"}},
+    )
     broadcaster = EventBroadcaster(client, instance="test-instance")
     broadcaster.start()
     yield client, broadcaster, subject
@@ -46,7 +48,7 @@ async def events_about(client: ApiClient, name: str) -> list[dict[str, Any]]:
 
 
 async def test_event_is_created_with_client_go_fields(
-    setup: tuple[ApiClient, EventBroadcaster, dict[str, Any]]
+    setup: tuple[ApiClient, EventBroadcaster, dict[str, Any]],
 ) -> None:
     client, broadcaster, subject = setup
     broadcaster.recorder("toy-controller").event(subject, "Normal", "Synced", "synced it")
@@ -76,7 +78,7 @@ async def test_duplicates_patch_the_count(setup: tuple[ApiClient, EventBroadcast
 
 
 async def test_similar_events_are_aggregated(
-    setup: tuple[ApiClient, EventBroadcaster, dict[str, Any]]
+    setup: tuple[ApiClient, EventBroadcaster, dict[str, Any]],
 ) -> None:
     client, broadcaster, subject = setup
     recorder = broadcaster.recorder("toy-controller")
@@ -119,8 +121,16 @@ async def test_a_slow_or_failing_api_server_never_holds_up_a_reconcile(kubesim: 
     factory = InformerFactory(client)
     broadcaster = EventBroadcaster(client, instance="test-instance", max_queued=5)
     broadcaster.start()
-    ctl = Noisy(ControllerContext(settings=Settings(), health=None, logger=structlog.get_logger(),
-                                  client=client, informers=factory, events=broadcaster.recorder))
+    ctl = Noisy(
+        ControllerContext(
+            settings=Settings(),
+            health=None,
+            logger=structlog.get_logger(),
+            client=client,
+            informers=factory,
+            events=broadcaster.recorder,
+        )
+    )
     if fault == "slow":
         kubesim.faults.add_latency(30.0, resource="events")  # every event write hangs
     else:
@@ -129,8 +139,14 @@ async def test_a_slow_or_failing_api_server_never_holds_up_a_reconcile(kubesim: 
     task = asyncio.create_task(ctl.run())
     try:
         for i in range(20):
-            await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                "name": f"noisy-{i}", "namespace": "default", "labels": {"app": "noisy"}}})
+            await client.create(
+                CONFIGMAPS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"noisy-{i}", "namespace": "default", "labels": {"app": "noisy"}},
+                },
+            )
         await wait_for(lambda: len(ctl.reconciled) == 20, timeout=10, message="every key reconciled")
         assert ctl.slowest < 0.05  # recording only queues the event
         assert broadcaster.pending <= 5

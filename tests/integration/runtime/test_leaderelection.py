@@ -53,8 +53,15 @@ class Pool:
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def elector(self, identity: str) -> RecordingElector:
-        elector = RecordingElector(self.client, "aiokcm-test", "kube-system", identity=identity,
-                                   lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY)
+        elector = RecordingElector(
+            self.client,
+            "aiokcm-test",
+            "kube-system",
+            identity=identity,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+        )
         elector.timeline = self.timeline
         self.tasks[identity] = asyncio.create_task(elector.run())
         return elector
@@ -122,8 +129,15 @@ async def test_clean_stop_releases_and_the_standby_takes_over_at_once(pool: Pool
 
 async def test_losing_the_lease_ends_run_and_reports_it(pool: Pool) -> None:
     lost = asyncio.Event()
-    elector = RecordingElector(pool.client, "aiokcm-test", "kube-system", identity="victim",
-                               lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY)
+    elector = RecordingElector(
+        pool.client,
+        "aiokcm-test",
+        "kube-system",
+        identity="victim",
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+    )
     elector.timeline = pool.timeline
     runnable = LeaderElectionRunnable(elector, lost.set)
     await asyncio.wait_for(runnable.start(), 5)  # returns once leading
@@ -188,13 +202,24 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
     from manager.settings import Settings
 
     info = ControllerInfo("heartbeat-controller", (), True, HeartbeatController, "test")
-    settings = Settings(master=kubesim.url, port=0, bind_address="127.0.0.1",
-                        leader_elect_lease_duration=LEASE, leader_elect_renew_deadline=RENEW,
-                        leader_elect_retry_period=RETRY, leader_elect_resource_name="managers-test")
+    settings = Settings(
+        master=kubesim.url,
+        port=0,
+        bind_address="127.0.0.1",
+        leader_elect_lease_duration=LEASE,
+        leader_elect_renew_deadline=RENEW,
+        leader_elect_retry_period=RETRY,
+        leader_elect_resource_name="managers-test",
+    )
     client = await create_client(master=kubesim.url)
-    await client.create(CONFIGMAPS, {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "beat", "namespace": "default", "labels": {"app": "heartbeat"}}})
+    await client.create(
+        CONFIGMAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "beat", "namespace": "default", "labels": {"app": "heartbeat"}},
+        },
+    )
     HEARTBEATS.clear()
     first, second = Manager(settings, [info]), Manager(settings, [info])
     runs = {m: asyncio.create_task(m.run(handle_signals=False)) for m in (first, second)}
@@ -208,7 +233,8 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
     try:
         leader = await wait_for(
             lambda: next((m for m in runs if getattr(m, "runtime", None) and elector(m).leading), None),
-            message="a leading manager")
+            message="a leading manager",
+        )
         standby = second if leader is first else first
         await wait_for(lambda: len(HEARTBEATS) > 5, message="the leader reconciles")
         assert {who for _, who in HEARTBEATS} == {client_id(leader)}
@@ -219,8 +245,11 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await runs.pop(leader)
         stopped_at = asyncio.get_running_loop().time()
-        await wait_for(lambda: any(who == client_id(standby) for _, who in HEARTBEATS),
-                       timeout=LEASE + 2 * MAX_RETRY_GAP + 3, message="the standby reconciles")
+        await wait_for(
+            lambda: any(who == client_id(standby) for _, who in HEARTBEATS),
+            timeout=LEASE + 2 * MAX_RETRY_GAP + 3,
+            message="the standby reconciles",
+        )
         first_by_standby = min(t for t, who in HEARTBEATS if who == client_id(standby))
         last_by_leader = max(t for t, who in HEARTBEATS if who == client_id(leader))
         assert last_by_leader <= stopped_at < first_by_standby  # never both

@@ -65,9 +65,14 @@ def info(cls: type[Any]) -> ControllerInfo:
 
 def settings_for(url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = dict(
-        master=url, port=0, bind_address="127.0.0.1", leader_elect_lease_duration=LEASE,
-        leader_elect_renew_deadline=RENEW, leader_elect_retry_period=RETRY,
-        leader_elect_resource_name="runtime-test", shutdown_grace_period=10.0,
+        master=url,
+        port=0,
+        bind_address="127.0.0.1",
+        leader_elect_lease_duration=LEASE,
+        leader_elect_renew_deadline=RENEW,
+        leader_elect_retry_period=RETRY,
+        leader_elect_resource_name="runtime-test",
+        shutdown_grace_period=10.0,
     )
     values.update(overrides)
     return Settings(**values)
@@ -122,8 +127,14 @@ class Managers:
 async def managers(kubesim: Any) -> AsyncIterator[Managers]:
     RECONCILES.clear()
     client = await create_client(master=kubesim.url)
-    await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-        "name": "subject", "namespace": "default", "labels": {"app": "managed"}}})
+    await client.create(
+        CONFIGMAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "subject", "namespace": "default", "labels": {"app": "managed"}},
+        },
+    )
     await client.close()
     group = Managers()
     yield group
@@ -135,12 +146,16 @@ async def test_need_leader_election_false_runs_on_the_standby_too(kubesim: Any, 
     leader = managers.start(settings, LeaderOnly, Everywhere)
     await wait_for(lambda: reconciled_by(leader, "leader-only-controller"), message="the leader reconciles")
     standby = managers.start(settings, LeaderOnly, Everywhere)
-    await wait_for(lambda: len(reconciled_by(standby, "everywhere-controller")) >= 5,
-                   message="the standby runs its need_leader_election=False controller")
+    await wait_for(
+        lambda: len(reconciled_by(standby, "everywhere-controller")) >= 5,
+        message="the standby runs its need_leader_election=False controller",
+    )
     assert elector(leader).leading and not elector(standby).leading
     assert reconciled_by(standby, "leader-only-controller") == []
-    states = {c["name"]: c["state"] for c in
-              (await get_json(f"{standby.server.url}/debug/controllers"))["controllers"]}
+    states = {
+        c["name"]: c["state"]
+        for c in (await get_json(f"{standby.server.url}/debug/controllers"))["controllers"]
+    }
     assert states == {"leader-only-controller": "pending", "everywhere-controller": "running"}
     status, body = await get(f"{standby.server.url}/readyz?verbose")
     assert status == 200 and "[+]informers ok" in body  # a synced standby is ready
@@ -163,8 +178,14 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
     client = await create_client(master=kubesim.url)
     try:
         for i in range(3):  # one worker: one reconcile in flight, two keys queued behind it
-            await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                "name": f"slow-{i}", "namespace": "default", "labels": {"app": "slow"}}})
+            await client.create(
+                CONFIGMAPS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"slow-{i}", "namespace": "default", "labels": {"app": "slow"}},
+                },
+            )
         manager = managers.start(settings_for(kubesim.url), Slow)
         await wait_for(lambda: started, message="a reconcile in flight")
         url = manager.server.url
@@ -230,7 +251,6 @@ async def _ok(response: Awaitable[tuple[int, str]]) -> bool:
     return (await response)[0] == 200
 
 
-
 async def test_unreachable_api_server_fails_readiness_then_recovers(kubesim_factory: Any) -> None:
     RECONCILES.clear()
     with socket.socket() as probe:  # a port nobody listens on (yet)
@@ -251,11 +271,20 @@ async def test_unreachable_api_server_fails_readiness_then_recovers(kubesim_fact
         assert not group.runs[manager].done()
         sim = await kubesim_factory(port=port)
         client = await create_client(master=sim.url)
-        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": "late", "namespace": "default", "labels": {"app": "managed"}}})
+        await client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "late", "namespace": "default", "labels": {"app": "managed"}},
+            },
+        )
         await client.close()
-        await wait_for(lambda: reconciled_by(manager, "leader-only-controller"), timeout=20,
-                       message="caches synced, lease taken, controllers running")
+        await wait_for(
+            lambda: reconciled_by(manager, "leader-only-controller"),
+            timeout=20,
+            message="caches synced, lease taken, controllers running",
+        )
         assert await get(f"{url}/readyz") == (200, "ok")
     finally:
         await group.close()
@@ -279,12 +308,19 @@ async def test_debug_page_and_workqueue_gauges_for_a_real_controller(
 
     client = await create_client(master=kubesim.url)
     for name in ("stuck", "broken"):
-        await client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": name, "namespace": "default", "labels": {"app": "gated"}}})
+        await client.create(
+            CONFIGMAPS,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": "gated"}},
+            },
+        )
     await client.close()
     manager = managers.start(settings_for(kubesim.url), Gated)
     await wait_for(lambda: manager.server.port, message="the server listens")
     try:
+
         async def debug() -> dict[str, Any] | None:
             [state] = (await get_json(f"{manager.server.url}/debug/controllers"))["controllers"]
             return state if state["last_reconcile_error"] and state["in_flight"] else None
@@ -303,8 +339,10 @@ async def test_debug_page_and_workqueue_gauges_for_a_real_controller(
                 for sample in family.samples:
                     if sample.labels.get("name") == "gated" and sample.name in GAUGES:
                         found[sample.name] = sample.value
-            return (found["workqueue_longest_running_processor_seconds"],
-                    found["workqueue_unfinished_work_seconds"])
+            return (
+                found["workqueue_longest_running_processor_seconds"],
+                found["workqueue_unfinished_work_seconds"],
+            )
 
         longest, unfinished = await gauges()
         assert 0 < longest <= unfinished
@@ -368,8 +406,11 @@ async def test_readiness_fails_while_an_informer_cannot_list_or_watch(
     import manager.informers
 
     # A short failure grace (default 30 s) so the test needs no long wait.
-    monkeypatch.setattr(manager.informers, "InformerFactory",
-                        functools.partial(manager.informers.InformerFactory, failure_grace=0.3))
+    monkeypatch.setattr(
+        manager.informers,
+        "InformerFactory",
+        functools.partial(manager.informers.InformerFactory, failure_grace=0.3),
+    )
     running = managers.start(settings_for(kubesim.url), LeaderOnly)
     await wait_for(lambda: reconciled_by(running, "leader-only-controller"), message="running")
     url = running.server.url

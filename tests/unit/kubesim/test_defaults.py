@@ -236,4 +236,3 @@ def test_host_network_pods_get_host_ports() -> None:
     pod = {"metadata": {"name": "p"}, "spec": {**_pod_spec(), "hostNetwork": True}}
     apply_defaults("pods", pod)
     assert pod["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP", "hostPort": 80}]
-

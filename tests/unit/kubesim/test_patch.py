@@ -327,4 +327,3 @@ def test_malformed_merge_patch_says_invalid_json_patch() -> None:
     with pytest.raises(PatchError) as err:
         apply_patch(_deployment(), b"{not json", MERGE_PATCH, DEPLOYMENT)
     assert (err.value.code, err.value.reason, err.value.message) == (400, "BadRequest", "Invalid JSON Patch")
-

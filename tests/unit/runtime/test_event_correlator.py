@@ -17,14 +17,25 @@ class Ticks:
         return self.now
 
 
-POD = {"apiVersion": "v1", "kind": "Pod",
-       "metadata": {"name": "web-1", "namespace": "default", "uid": "u-1", "resourceVersion": "7"}}
-OTHER = {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": "web-2", "namespace": "default", "uid": "u-2"}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "web-1", "namespace": "default", "uid": "u-1", "resourceVersion": "7"},
+}
+OTHER = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "web-2", "namespace": "default", "uid": "u-2"},
+}
 
 
-def make(ticks: Ticks, obj: dict[str, Any] = POD, reason: str = "Started", message: str = "hello",
-         type: str = "Normal") -> dict[str, Any]:
+def make(
+    ticks: Ticks,
+    obj: dict[str, Any] = POD,
+    reason: str = "Started",
+    message: str = "hello",
+    type: str = "Normal",
+) -> dict[str, Any]:
     broadcaster = EventBroadcaster(client=None, clock=ticks, instance="test-host")  # type: ignore[arg-type]
     return EventRecorder(broadcaster, "unit-controller").make_event(obj, type, reason, message)
 
@@ -43,8 +54,14 @@ def test_event_shape_like_client_go() -> None:
     event = make(ticks)
     assert event["metadata"]["name"] == f"web-1.{int(ticks.now * 1e9):x}"
     assert event["metadata"]["namespace"] == "default"
-    assert event["involvedObject"] == {"kind": "Pod", "namespace": "default", "name": "web-1", "uid": "u-1",
-                                       "apiVersion": "v1", "resourceVersion": "7"}
+    assert event["involvedObject"] == {
+        "kind": "Pod",
+        "namespace": "default",
+        "name": "web-1",
+        "uid": "u-1",
+        "apiVersion": "v1",
+        "resourceVersion": "7",
+    }
     assert event["source"] == {"component": "unit-controller"}
     assert event["reportingComponent"] == "unit-controller"
     assert event["reportingInstance"] == "test-host"

@@ -66,7 +66,8 @@ def test_bucket_burst_then_rate() -> None:
 def test_max_of_asks_every_limiter() -> None:
     ticks = Ticks()
     limiter: MaxOfRateLimiter[str] = MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.001, 1.0), BucketRateLimiter(1.0, 2, clock=ticks))
+        ItemExponentialFailureRateLimiter(0.001, 1.0), BucketRateLimiter(1.0, 2, clock=ticks)
+    )
     assert limiter.when("a") == pytest.approx(0.001)
     assert limiter.when("a") == pytest.approx(0.002)
     assert limiter.when("b") == pytest.approx(1.0)  # the bucket is empty now

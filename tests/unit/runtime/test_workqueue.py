@@ -21,15 +21,36 @@ SCRIPTS = {
     "fifo order": ["add a", "add b", "add c", "get a", "get b", "get c", "len 0"],
     "dedup before processing": ["add a", "add a", "add b", "add a", "len 2", "get a", "get b", "len 0"],
     "re-add while processing parks the item": [
-        "add a", "get a", "add a", "len 0", "done a", "len 1", "get a",
+        "add a",
+        "get a",
+        "add a",
+        "len 0",
+        "done a",
+        "len 1",
+        "get a",
     ],
     "many re-adds while processing requeue once": [
-        "add a", "get a", "add a", "add a", "add a", "done a", "len 1", "get a", "done a", "len 0",
+        "add a",
+        "get a",
+        "add a",
+        "add a",
+        "add a",
+        "done a",
+        "len 1",
+        "get a",
+        "done a",
+        "len 0",
     ],
     "reinsert (client-go TestReinsert)": ["add foo", "get foo", "add foo", "done foo", "len 1", "get foo"],
     "done without re-add leaves nothing": ["add a", "get a", "done a", "len 0"],
     "parked item keeps its place after others": [
-        "add a", "get a", "add a", "add b", "done a", "get b", "get a",
+        "add a",
+        "get a",
+        "add a",
+        "add b",
+        "done a",
+        "get b",
+        "get a",
     ],
 }
 
@@ -168,6 +189,7 @@ async def test_cancelled_getter_passes_its_wakeup_on() -> None:
 
 # ---------------------------------------------------- delaying queue (client-go delaying_queue_test)
 
+
 async def test_add_after_becomes_ready_only_when_due() -> None:
     clock = FakeClock()
     queue: DelayingQueue[str] = DelayingQueue(clock=clock)
@@ -183,12 +205,21 @@ async def test_add_after_becomes_ready_only_when_due() -> None:
 DELAY_CASES = {
     # (adds as (item, delay) in order, steps, expected queue contents after each step)
     "re-adding later keeps the earlier time": (
-        [("foo", 0.05), ("foo", 0.07)], [0.06, 0.02], [["foo"], ["foo"]]),
+        [("foo", 0.05), ("foo", 0.07)],
+        [0.06, 0.02],
+        [["foo"], ["foo"]],
+    ),
     "re-adding earlier moves it earlier": ([("foo", 0.05), ("foo", 0.02)], [0.021, 0.05], [["foo"], ["foo"]]),
     "two items fire in ready order": (
-        [("foo", 0.05), ("bar", 0.02)], [0.03, 0.03], [["bar"], ["bar", "foo"]]),
+        [("foo", 0.05), ("bar", 0.02)],
+        [0.03, 0.03],
+        [["bar"], ["bar", "foo"]],
+    ),
     "ordering by ready time not by insertion": (
-        [("a", 0.3), ("b", 0.1), ("c", 0.2), ("d", 0.05)], [1.0], [["d", "b", "c", "a"]]),
+        [("a", 0.3), ("b", 0.1), ("c", 0.2), ("d", 0.05)],
+        [1.0],
+        [["d", "b", "c", "a"]],
+    ),
     "zero delay adds at once": ([("now", 0.0)], [0.0], [["now"]]),
 }
 
@@ -228,10 +259,12 @@ async def test_shutdown_drops_waiting_items_and_timers() -> None:
 
 # ------------------------------------------------------------------ rate-limiting queue
 
+
 async def test_rate_limited_adds_back_off_exponentially_and_forget_resets() -> None:
     clock = FakeClock()
     queue: RateLimitingQueue[str] = RateLimitingQueue(
-        clock=clock, rate_limiter=ItemExponentialFailureRateLimiter(0.001, 1.0))
+        clock=clock, rate_limiter=ItemExponentialFailureRateLimiter(0.001, 1.0)
+    )
     queue.add_rate_limited("one")
     clock.step(0.0009)
     assert len(queue) == 0
@@ -258,6 +291,7 @@ async def test_default_queue_uses_controller_limiter() -> None:
 
 # ------------------------------------------------------------------ metrics (only for named queues)
 
+
 async def test_named_queue_exports_workqueue_metrics() -> None:
     from prometheus_client import REGISTRY
 
@@ -282,8 +316,12 @@ async def test_named_queue_exports_workqueue_metrics() -> None:
     assert sample("workqueue_longest_running_processor_seconds") == pytest.approx(2)
     queue.done(item)
     assert sample("workqueue_work_duration_seconds_count") == 1
-    assert REGISTRY.get_sample_value(
-        "workqueue_work_duration_seconds_bucket", {"name": "unit_metrics_q", "le": "10.0"}) == 1
+    assert (
+        REGISTRY.get_sample_value(
+            "workqueue_work_duration_seconds_bucket", {"name": "unit_metrics_q", "le": "10.0"}
+        )
+        == 1
+    )
     queue.add_rate_limited("c")
     assert sample("workqueue_retries_total") == 1
 
