@@ -4,10 +4,10 @@ Semantics (client-go `tools/cache/reflector.go`):
 - the first list asks for resourceVersion "0" (served from the watch cache), relists ask for the last
   seen one, and after a 410 / too-large-RV answer to a list the next list is a consistent read (RV "");
 - paging by 500 for consistent reads and when the first RV="0" list came back paginated; otherwise no limit
-  so the watch cache serves the list;
+  so the watch cache serves the list (`listing.Pager`);
 - a streaming list (watch with sendInitialEvents, ended by the `k8s.io/initial-events-end` bookmark) is tried
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
-  remembered per client;
+  remembered per client (`watchlist`);
 - watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
   a stream that ends normally is reopened at once from the last RV; 429 and refused connections back off and
   re-watch without relisting; 410 and other errors end the cycle: back off, then relist;
@@ -20,12 +20,10 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import aiohttp
-import orjson
 import structlog
 
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
@@ -35,18 +33,20 @@ from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_spa
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
+from manager.informers.listing import Pager
+from manager.informers.watchlist import (
+    WatchListFailed,
+    collect_initial_events,
+    mark_watch_list_unsupported,
+    watch_list_supported,
+)
 from manager.resources import GroupVersionResource
 
 log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
-PAGE_SIZE = 500
 MIN_WATCH_TIMEOUT = 300
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 CONNECTION_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
-
-# Clients whose server did not complete a streaming list: do not try again (the fallback is a plain list).
-_watch_list_unsupported: weakref.WeakSet[ApiClient] = weakref.WeakSet()
 
 
 class ReflectorSink(Protocol):
@@ -61,10 +61,6 @@ class ReflectorSink(Protocol):
 
 class VeryShortWatchError(Exception):
     """The watch closed in under a second with no event: treated as an error (back off, relist)."""
-
-
-class _WatchListFailed(Exception):
-    pass
 
 
 class Reflector:
@@ -103,7 +99,7 @@ class Reflector:
         self.decode_span: Callable[[bytes, int, int], WatchEvent] = (
             decode_watch_span_stripped if strip_managed_fields else decode_watch_span
         )
-        self.page_size = page_size
+        self.pager = Pager(self._fetch_page, page_size, on_expired=self._count_expired)
         self.use_watch_list = use_watch_list
         self.watch_list_timeout = watch_list_timeout
         self.min_watch_timeout = min_watch_timeout  # client-go ignores < 5 min; tests use short ones
@@ -113,7 +109,6 @@ class Reflector:
         self._sleep = sleep
         self.last_sync_resource_version = ""
         self._last_sync_unavailable = False
-        self._paginated_result = False
         # liveness
         self.last_activity: float | None = None
         self.failing_since: float | None = None
@@ -138,7 +133,7 @@ class Reflector:
 
     async def list_and_watch(self) -> None:
         stream: WatchStream | None = None
-        if self.use_watch_list and self.client not in _watch_list_unsupported:
+        if self.use_watch_list and watch_list_supported(self.client):
             try:
                 stream = await self._watch_list()
             except asyncio.CancelledError:
@@ -172,13 +167,13 @@ class Reflector:
     async def _list(self) -> None:
         rv = self._relist_resource_version()
         try:
-            items, list_rv = await self._list_pages(rv)
+            items, list_rv = await self.pager.list_all(rv)
         except ApiError as exc:
             if not is_expired(exc):
                 raise
             self._count_expired()
             self._last_sync_unavailable = True
-            items, list_rv = await self._list_pages("")  # consistent read, at once
+            items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
         await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
@@ -186,65 +181,17 @@ class Reflector:
         metrics.RELISTS.labels(*self._labels).inc()
         self._record_success()
 
-    def _page_limit(self, rv: str) -> int | None:
-        if self.page_size:
-            return self.page_size
-        if self._paginated_result:
-            return PAGE_SIZE
-        if rv not in ("", "0"):
-            return None  # let the watch cache serve it, no thundering herd on etcd
-        return PAGE_SIZE
-
-    async def _list_pages(self, rv: str) -> tuple[list[Obj], str]:
-        limit = self._page_limit(rv)
-        items: list[Obj] = []
-        continue_token: str | None = None
-        first = True
-        list_rv = ""
-        while True:
-            try:
-                raw = await self.client.list_raw(
-                    self.gvr,
-                    self.namespace,
-                    label_selector=self.label_selector,
-                    field_selector=self.field_selector,
-                    resource_version=rv if first else None,
-                    limit=limit,
-                    continue_token=continue_token,
-                    metadata_only=self.metadata_only,
-                )
-            except ApiError as exc:
-                if is_expired(exc) and not first:
-                    # The continue token expired mid-way: take one full list at the same RV instead.
-                    self._count_expired()
-                    return await self._list_unpaged(rv)
-                raise
-            with GC_POLICY.paused():
-                page = orjson.loads(raw)
-            page_items = page.get("items") or []
-            GC_POLICY.ingested(len(page_items))  # freeze the decoded pages before GC walks them again
-            meta = page.get("metadata") or {}
-            items.extend(page_items)
-            list_rv = meta.get("resourceVersion") or list_rv
-            continue_token = meta.get("continue") or None
-            if first and rv == "0" and continue_token:
-                self._paginated_result = True  # the watch cache is off: keep paging from now on
-            first = False
-            if not continue_token:
-                return items, list_rv
-
-    async def _list_unpaged(self, rv: str) -> tuple[list[Obj], str]:
-        raw = await self.client.list_raw(
+    def _fetch_page(self, rv: str | None, limit: int | None, continue_token: str | None) -> Awaitable[bytes]:
+        return self.client.list_raw(
             self.gvr,
             self.namespace,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             resource_version=rv,
+            limit=limit,
+            continue_token=continue_token,
             metadata_only=self.metadata_only,
         )
-        with GC_POLICY.paused():
-            page = orjson.loads(raw)
-        return page.get("items") or [], (page.get("metadata") or {}).get("resourceVersion", "")
 
     def _count_expired(self) -> None:
         self.expired += 1
@@ -279,9 +226,9 @@ class Reflector:
                     self._last_sync_unavailable = True
                     continue
                 raise
-            except (TimeoutError, _WatchListFailed):
+            except (TimeoutError, WatchListFailed):
                 await stream.aclose()
-                _watch_list_unsupported.add(self.client)
+                mark_watch_list_unsupported(self.client)
                 raise
             except BaseException:
                 await stream.aclose()
@@ -293,30 +240,8 @@ class Reflector:
             return stream
 
     async def _initial_events(self, stream: WatchStream) -> None:
-        """Collect the initial ADDED events; fail when no ADDED arrives for `watch_list_timeout` seconds
-        before the end bookmark (a server that ignores sendInitialEvents never sends it)."""
-        loop = asyncio.get_running_loop()
-        items: list[Obj] = []
-        paused = GC_POLICY.paused
-        end_rv: str | None = None
-        async with asyncio.timeout(self.watch_list_timeout) as deadline:
-            async for spans in stream.spans():
-                before = len(items)
-                with paused():
-                    for index, span in enumerate(spans):
-                        event = self._decode(span)
-                        if event is not None:
-                            end_rv = self._initial_event(items, *event)
-                            if end_rv is not None:
-                                stream.unread(spans[index + 1 :])
-                                break
-                if end_rv is not None:
-                    break
-                if len(items) > before:  # progress; plain bookmarks do not count
-                    GC_POLICY.ingested(len(items) - before)
-                    deadline.reschedule(loop.time() + self.watch_list_timeout)
-        if end_rv is None:
-            raise _WatchListFailed("stream ended before the initial-events-end bookmark")
+        """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
+        items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
         await self.sink.replace(items, end_rv)
         self.last_sync_resource_version = end_rv
 
@@ -331,20 +256,6 @@ class Reflector:
         """An undecodable line: reported to the sink, unless it is empty or blank (not an event at all)."""
         if not is_blank(*span):
             self.sink.record_bad_object(span_bytes(span, 200), exc)
-
-    def _initial_event(self, items: list[Obj], event_type: str, obj: Obj) -> str | None:
-        """Collect one initial event; return the list's resourceVersion at the end bookmark."""
-        if event_type == "ADDED":
-            items.append(obj)
-        elif event_type == "BOOKMARK":
-            meta = obj.get("metadata") or {}
-            if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
-                return str(meta.get("resourceVersion") or "")
-        elif event_type == "ERROR":
-            raise error_from_status(obj)
-        else:
-            raise _WatchListFailed(f"unexpected {event_type} before the end of the initial events")
-        return None
 
     # ------------------------------------------------------------------ watch
     async def _watch(self, initial: WatchStream | None) -> None:

@@ -201,17 +201,17 @@ async def test_health_reports_unsynced_and_failing(informer: SharedInformer) -> 
 def test_list_paging_rules() -> None:
     reflector = Reflector(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS, sink=None)  # type: ignore[arg-type]
     assert reflector._relist_resource_version() == "0"
-    assert reflector._page_limit("0") == 500
+    assert reflector.pager.page_limit("0") == 500
     reflector.last_sync_resource_version = "42"
     assert reflector._relist_resource_version() == "42"
-    assert reflector._page_limit("42") is None  # served from the watch cache, unpaged
+    assert reflector.pager.page_limit("42") is None  # served from the watch cache, unpaged
     reflector._last_sync_unavailable = True
     assert reflector._relist_resource_version() == ""
-    assert reflector._page_limit("") == 500  # consistent read from etcd: paged
-    reflector._paginated_result = True
-    assert reflector._page_limit("42") == 500
-    reflector.page_size = 50
-    assert reflector._page_limit("42") == 50
+    assert reflector.pager.page_limit("") == 500  # consistent read from etcd: paged
+    reflector.pager.paginated_result = True
+    assert reflector.pager.page_limit("42") == 500
+    reflector.pager.page_size = 50
+    assert reflector.pager.page_limit("42") == 50
 
 
 async def test_handler_added_while_a_list_is_applied_sees_each_object_once(informer: SharedInformer) -> None:
