@@ -24,7 +24,7 @@ from controllers.common.podutil import (
 from controllers.job import spec as js
 from controllers.job.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
 from controllers.job.conditions import is_job_finished
-from controllers.job.counting import has_tracking_finalizer
+from controllers.job.counting import has_tracking_finalizer, omit_empty_uncounted
 from controllers.job.finalizers import FinalizerExpectations
 from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
 from controllers.job.podcontrol import PodControl
@@ -193,7 +193,7 @@ class JobController(Controller):
         return pods
 
     async def update_status(self, job: Obj) -> Obj:
-        updated: Obj = await self.client.update_status(JOBS, job)
+        updated: Obj = await self.client.update_status(JOBS, omit_empty_uncounted(job))
         meta = job["metadata"]
         self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
         return updated
