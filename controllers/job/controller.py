@@ -24,12 +24,13 @@ from controllers.common.podutil import (
 from controllers.job import spec as js
 from controllers.job.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
 from controllers.job.conditions import is_job_finished
-from controllers.job.counting import has_tracking_finalizer, omit_empty_uncounted
+from controllers.job.counting import has_tracking_finalizer
 from controllers.job.finalizers import FinalizerExpectations
 from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
 from controllers.job.podcontrol import PodControl
 from controllers.job.staleness import StaleWrites
 from controllers.job.sync import sync_job
+from controllers.job.wire import as_serialised
 from manager import (
     JOBS,
     PODS,
@@ -193,7 +194,7 @@ class JobController(Controller):
         return pods
 
     async def update_status(self, job: Obj) -> Obj:
-        updated: Obj = await self.client.update_status(JOBS, omit_empty_uncounted(job))
+        updated: Obj = await self.client.update_status(JOBS, as_serialised(job))
         meta = job["metadata"]
         self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
         return updated

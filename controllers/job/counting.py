@@ -219,15 +219,3 @@ def plan_tracking(
             plan.reached_max_uncounted = True
             break
     return plan
-
-
-def omit_empty_uncounted(job: Obj) -> Obj:
-    """The Job to send: empty `uncountedTerminatedPods` lists left out, as upstream's Go types omit them
-    (omitempty), so a finished Job reads `uncountedTerminatedPods: {}` as it does on a real cluster.
-    `job` is not changed; it is returned as is when there is nothing to leave out."""
-    status = job.get("status") or {}
-    uncounted = status.get("uncountedTerminatedPods")
-    if not isinstance(uncounted, dict) or all(uncounted.values()):
-        return job
-    kept = {name: uids for name, uids in uncounted.items() if uids}
-    return {**job, "status": {**status, "uncountedTerminatedPods": kept}}

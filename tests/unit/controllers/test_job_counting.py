@@ -9,7 +9,6 @@ from controllers.job.counting import (
     clean_uncounted,
     is_pod_failed,
     new_finished_pods,
-    omit_empty_uncounted,
     past_backoff_limit_on_failure,
     plan_tracking,
     uncounted_sets,
@@ -182,17 +181,3 @@ def test_on_failure_restart_counts() -> None:
     j["spec"]["backoffLimit"] = 0
     running["status"]["initContainerStatuses"] = []
     assert past_backoff_limit_on_failure(j, [running])  # > 0 when the limit is 0
-
-
-def test_empty_uncounted_lists_are_omitted_on_the_wire() -> None:
-    j = job()
-    j["status"] = {"succeeded": 1, "uncountedTerminatedPods": {"succeeded": [], "failed": []}}
-    sent = omit_empty_uncounted(j)
-    assert sent["status"] == {"succeeded": 1, "uncountedTerminatedPods": {}}
-    assert j["status"]["uncountedTerminatedPods"] == {"succeeded": [], "failed": []}  # the caller's is kept
-    j["status"]["uncountedTerminatedPods"] = {"succeeded": ["a"], "failed": []}
-    assert omit_empty_uncounted(j)["status"]["uncountedTerminatedPods"] == {"succeeded": ["a"]}
-    j["status"]["uncountedTerminatedPods"] = {"succeeded": ["a"], "failed": ["b"]}
-    assert omit_empty_uncounted(j) is j
-    del j["status"]["uncountedTerminatedPods"]
-    assert omit_empty_uncounted(j) is j
