@@ -158,6 +158,7 @@ class Write:
         self.check_fields(obj)
         meta.check_micro_times(rtype, obj)
         meta.prepare_create(rtype, obj, self.ctx.clock())
+        meta.omit_empty_collections(obj)
         defaults.apply_defaults(self.resource, obj, admission=False)
         stored = from_view(rtype, obj)
         if record_fields:  # as upstream: after defaulting, before mutating admission
@@ -197,6 +198,7 @@ class Write:
             new = meta.prepare_status_update(rtype, new, old_view)
         else:
             meta.prepare_update(rtype, new, old_view)
+        meta.omit_empty_collections(new)
         defaults.apply_defaults(self.resource, new)
         self.validate(new, old_view, status=subresource == "status")
         stored = from_view(rtype, new)

@@ -1,5 +1,6 @@
 """apiserver behaviours over raw HTTP: generateName retries, managedFields of subresource writes, waiting
-for a resourceVersion not reached yet, and the inconsistent-continue answer for an expired continue token."""
+for a resourceVersion not reached yet, the inconsistent-continue answer for an expired continue token, and
+empty metadata collections left out as Go's omitempty does."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
 MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
 
 
@@ -314,3 +316,18 @@ async def test_managed_fields_times_follow_the_simulator_clock(kubesim_factory: 
     for obj in (created, applied, updated):
         assert obj["metadata"]["creationTimestamp"] == "2001-09-09T01:46:40Z"
         assert {e["time"] for e in obj["metadata"]["managedFields"]} == {"2001-09-09T01:46:40Z"}
+
+
+async def test_empty_metadata_collections_never_read_back(api: Api) -> None:
+    """Go serialises ObjectMeta's finalizers, labels, annotations and ownerReferences with omitempty: a
+    write that leaves one empty (the last finalizer patched away, `labels: {}`) reads back without it."""
+    body = configmap("omit")
+    body["metadata"].update(labels={}, annotations={}, ownerReferences=[], finalizers=["example.com/keep"])
+    created = await api.ok("POST", CMS, body)
+    assert set(created["metadata"]) >= {"finalizers"}
+    assert not {"labels", "annotations", "ownerReferences"} & set(created["metadata"])
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/keep"]}}
+    patched = await api.ok("PATCH", f"{CMS}/omit", patch, content_type=STRATEGIC)
+    assert "finalizers" not in patched["metadata"]
+    fetched = await api.ok("GET", f"{CMS}/omit")
+    assert "finalizers" not in fetched["metadata"] and fetched["data"] == {"k": "v"}
