@@ -12,7 +12,6 @@ manager running only shell controllers never loads kubernetes-asyncio (about a s
 
 from __future__ import annotations
 
-import socket
 from typing import TYPE_CHECKING
 
 import structlog
@@ -72,7 +71,7 @@ class Runtime:
         self.manager = manager
         self.client = client
         self.factory = InformerFactory(client)
-        self.broadcaster = EventBroadcaster(client, instance=socket.gethostname())
+        self.broadcaster = EventBroadcaster(client)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -128,7 +127,7 @@ class EventRecorder:
             "lastTimestamp": timestamp,
             "source": source,
             "reportingComponent": self.component,
-            "reportingInstance": self.broadcaster.instance,
+            "reportingInstance": self.broadcaster.host,  # client-go: source.Host; "" in the real KCM
         }
 
 
@@ -152,13 +151,15 @@ class LogOnlyEventRecorder(EventRecorder):
 
 
 class EventBroadcaster:
-    """The manager's one event pipeline: a bounded queue, the correlator and a background sender."""
+    """The manager's one event pipeline: a bounded queue, the correlator and a background sender.
+
+    `host` is client-go's EventSource.Host, which is also the events' reportingInstance: the kubelet sets its
+    node name, kube-controller-manager leaves it empty (its events read `reportingInstance: ""`)."""
 
     def __init__(
         self,
         client: ApiClient,
         *,
-        instance: str | None = None,
         host: str = "",
         clock: Callable[[], float] | None = None,
         max_queued: int = MAX_QUEUED_EVENTS,
@@ -169,7 +170,6 @@ class EventBroadcaster:
 
         self.client = client
         self.clock: Callable[[], float] = clock or time.time
-        self.instance = instance or socket.gethostname()
         self.host = host
         self.retry_sleep = retry_sleep
         self.correlator = correlator or EventCorrelator(clock=self.clock)

@@ -35,7 +35,7 @@ async def setup(kubesim: Any) -> AsyncIterator[tuple[ApiClient, EventBroadcaster
         CONFIGMAPS,
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "subject", "namespace": "default"}},
     )
-    broadcaster = EventBroadcaster(client, instance="test-instance")
+    broadcaster = EventBroadcaster(client, host="test-instance")
     broadcaster.start()
     yield client, broadcaster, subject
     await broadcaster.stop()
@@ -56,7 +56,7 @@ async def test_event_is_created_with_client_go_fields(
     assert event["metadata"]["name"].startswith("subject.")
     int(event["metadata"]["name"].split(".", 1)[1], 16)  # <involved>.<hex nanoseconds>
     assert event["reason"] == "Synced" and event["type"] == "Normal" and event["count"] == 1
-    assert event["source"]["component"] == "toy-controller"
+    assert event["source"] == {"component": "toy-controller", "host": "test-instance"}
     assert event["reportingComponent"] == "toy-controller"
     assert event["reportingInstance"] == "test-instance"
     assert event["involvedObject"]["uid"] == subject["metadata"]["uid"]
@@ -119,7 +119,7 @@ class Noisy(Controller):
 async def test_a_slow_or_failing_api_server_never_holds_up_a_reconcile(kubesim: Any, fault: str) -> None:
     client = await create_client(master=kubesim.url)
     factory = InformerFactory(client)
-    broadcaster = EventBroadcaster(client, instance="test-instance", max_queued=5)
+    broadcaster = EventBroadcaster(client, host="test-instance", max_queued=5)
     broadcaster.start()
     ctl = Noisy(
         ControllerContext(

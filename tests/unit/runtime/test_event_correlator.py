@@ -36,7 +36,7 @@ def make(
     message: str = "hello",
     type: str = "Normal",
 ) -> dict[str, Any]:
-    broadcaster = EventBroadcaster(client=None, clock=ticks, instance="test-host")  # type: ignore[arg-type]
+    broadcaster = EventBroadcaster(client=None, clock=ticks)  # type: ignore[arg-type]
     return EventRecorder(broadcaster, "unit-controller").make_event(obj, type, reason, message)
 
 
@@ -62,9 +62,10 @@ def test_event_shape_like_client_go() -> None:
         "apiVersion": "v1",
         "resourceVersion": "7",
     }
+    # kube-controller-manager records with EventSource{Component}: no host, so reportingInstance is ""
     assert event["source"] == {"component": "unit-controller"}
     assert event["reportingComponent"] == "unit-controller"
-    assert event["reportingInstance"] == "test-host"
+    assert event["reportingInstance"] == ""
     assert event["count"] == 1
     assert event["firstTimestamp"] == event["lastTimestamp"] == "2023-11-14T22:13:20Z"
 
