@@ -12,7 +12,7 @@ from kubesim import apply, defaults, errors, meta, validation
 from kubesim.context import ApiContext, encode, from_view, json_response, to_view
 from kubesim.request import Target, check_kind, decode_object, read_body
 from kubesim.store import Entry, format_time
-from kubesim.types import ResourceType
+from kubesim.types import GEN_CREATE, GEN_NONE, ResourceType
 
 JSON = dict[str, Any]
 _VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -197,6 +197,10 @@ class Write:
         if subresource == "status":
             new = meta.prepare_status_update(rtype, new, old_view)
         else:
+            if rtype.generation not in (GEN_NONE, GEN_CREATE):
+                # The apiserver defaults the body before the strategy compares specs for
+                # metadata.generation: re-sending the same spec without its defaults is no change.
+                defaults.apply_defaults(self.resource, new, admission=False)
             meta.prepare_update(rtype, new, old_view)
         meta.omit_empty_collections(new)
         defaults.apply_defaults(self.resource, new)

@@ -21,6 +21,7 @@ from tests.kubesim_api import Api
 Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+REPLICASETS = "/apis/apps/v1/namespaces/default/replicasets"
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
@@ -331,3 +332,21 @@ async def test_empty_metadata_collections_never_read_back(api: Api) -> None:
     assert "finalizers" not in patched["metadata"]
     fetched = await api.ok("GET", f"{CMS}/omit")
     assert "finalizers" not in fetched["metadata"] and fetched["data"] == {"k": "v"}
+
+
+async def test_generation_compares_the_defaulted_spec(api: Api) -> None:
+    """A PUT that re-sends the spec as first written (without the server's defaults) changes nothing, so
+    metadata.generation stays; a real spec change bumps it."""
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    spec = {"replicas": 0, "selector": {"matchLabels": {"a": "b"}}, "template": template}
+    rs: Obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "gen"}, "spec": spec}
+    created = await api.ok("POST", REPLICASETS, rs)
+    assert created["metadata"]["generation"] == 1
+    assert created["spec"]["template"]["spec"]["restartPolicy"] == "Always"  # defaulted by the server
+    rs["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    same = await api.ok("PUT", f"{REPLICASETS}/gen", rs)
+    assert same["metadata"]["generation"] == 1
+    rs["metadata"]["resourceVersion"] = same["metadata"]["resourceVersion"]
+    rs["spec"]["replicas"] = 2
+    changed = await api.ok("PUT", f"{REPLICASETS}/gen", rs)
+    assert changed["metadata"]["generation"] == 2
