@@ -32,8 +32,20 @@ def _template(obj: JSON, *path: str) -> None:
     node: Any = obj
     for key in path:
         node = node.get(key) if isinstance(node, dict) else None
-    if isinstance(node, dict) and isinstance(node.get("spec"), dict):
-        pod_spec_defaults(node["spec"])
+    if isinstance(node, dict):
+        _null_creation_timestamp(node)
+        if isinstance(node.get("spec"), dict):
+            pod_spec_defaults(node["spec"])
+
+
+def _null_creation_timestamp(template: JSON) -> None:
+    """A template's ObjectMeta is a struct in Go, and its zero creationTimestamp serialises as null: v1.32
+    servers print `metadata: {creationTimestamp: null}` in every pod and job template."""
+    meta = template.get("metadata")
+    if meta is None:
+        template["metadata"] = {"creationTimestamp": None}
+    elif isinstance(meta, dict):
+        meta.setdefault("creationTimestamp", None)
 
 
 def generate_job_selector(obj: JSON) -> None:
@@ -93,6 +105,9 @@ def _cronjob(obj: JSON) -> None:
         spec["suspend"] = False
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        _null_creation_timestamp(job_template)
     _template(obj, "spec", "jobTemplate", "spec", "template")
 
 
@@ -183,6 +198,16 @@ def _secret(obj: JSON) -> None:
     obj.setdefault("type", "Opaque")
 
 
+def _core_event(obj: JSON) -> None:
+    """core/v1 Event fields that Go always serialises: zero times as null (structs), the two reporting
+    strings as "" (no omitempty), the source as {}."""
+    for name in ("eventTime", "firstTimestamp", "lastTimestamp"):
+        obj.setdefault(name, None)
+    obj.setdefault("reportingComponent", "")
+    obj.setdefault("reportingInstance", "")
+    obj.setdefault("source", {})
+
+
 def _pod_template(obj: JSON) -> None:
     _template(obj, "template")
 
@@ -208,6 +233,7 @@ _BY_RESOURCE: dict[str, Callable[[JSON], None]] = {
     "daemonsets.apps": _daemonset,
     "replicationcontrollers": _replication_controller,
     "podtemplates": _pod_template,
+    "events": _core_event,
     "services": _service,
     "namespaces": _namespace,
     "secrets": _secret,

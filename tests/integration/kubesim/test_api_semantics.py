@@ -22,6 +22,8 @@ Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
 REPLICASETS = "/apis/apps/v1/namespaces/default/replicasets"
+CRONJOBS = "/apis/batch/v1/namespaces/default/cronjobs"
+EVENTS = "/api/v1/namespaces/default/events"
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
@@ -343,6 +345,7 @@ async def test_generation_compares_the_defaulted_spec(api: Api) -> None:
     created = await api.ok("POST", REPLICASETS, rs)
     assert created["metadata"]["generation"] == 1
     assert created["spec"]["template"]["spec"]["restartPolicy"] == "Always"  # defaulted by the server
+    assert created["spec"]["template"]["metadata"]["creationTimestamp"] is None  # as v1.32 prints it
     rs["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
     same = await api.ok("PUT", f"{REPLICASETS}/gen", rs)
     assert same["metadata"]["generation"] == 1
@@ -350,3 +353,31 @@ async def test_generation_compares_the_defaulted_spec(api: Api) -> None:
     rs["spec"]["replicas"] = 2
     changed = await api.ok("PUT", f"{REPLICASETS}/gen", rs)
     assert changed["metadata"]["generation"] == 2
+
+
+async def test_zero_structs_read_back_as_go_prints_them(api: Api) -> None:
+    """Go serialises a zero metav1.Time as null and never omits struct fields: templates read back with
+    `creationTimestamp: null`, a core/v1 Event with null times, "" reporting strings and an empty source."""
+    pod_spec = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+    cronjob: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "cj"},
+        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": pod_spec}}}},
+    }
+    created = await api.ok("POST", CRONJOBS, cronjob)
+    job_template = created["spec"]["jobTemplate"]
+    assert job_template["metadata"] == {"creationTimestamp": None}
+    assert job_template["spec"]["template"]["metadata"] == {"creationTimestamp": None}
+    event: Obj = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": "default"},
+        "reason": "Tested",
+        "message": "m",
+        "type": "Normal",
+    }
+    stored = await api.ok("POST", EVENTS, event)
+    assert (stored["eventTime"], stored["firstTimestamp"], stored["lastTimestamp"]) == (None, None, None)
+    assert (stored["reportingComponent"], stored["reportingInstance"], stored["source"]) == ("", "", {})
