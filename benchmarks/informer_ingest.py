@@ -1,6 +1,7 @@
 """Informer ingest rate vs bare orjson.loads on the same bytes, in the same run.
 
     .venv/bin/python benchmarks/informer_ingest.py [N] [--watch-only] [--repeats R] [--e2e N_E2E]
+                                                   [--interleave G]
 
 Initial list: N pods in pages of 500 fed through the real reflector (`_list` -> paging -> one orjson.loads
 per page -> informer.replace: transform, key, store, namespace index, handler buffer) with only the HTTP
@@ -24,13 +25,17 @@ Baselines (issue 4: "the rate of bare orjson.loads on the same bytes"), with the
   exist): `orjson.loads` with the results RETAINED and the collector OFF, i.e. decoding alone, without
   the GC cost that makes a retaining baseline an easy target.
 With --watch-only the list baselines are skipped (they take minutes at N=100k); --e2e N_E2E adds an
-end-to-end sync of N_E2E pods from kubesim over HTTP (list, and streaming list).
+end-to-end sync of N_E2E pods from kubesim over HTTP (list, and streaming list). --watch-only --interleave G
+replaces the watch sections with one that runs bare, informer and cut floor back to back on each group of G
+events (R rounds) and reports medians: on a shared host whose speed drifts by 1.5x this is the steadier
+comparison.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import statistics
 import sys
 import time
 from typing import Any
@@ -96,6 +101,24 @@ async def informer_watch(informer: SharedInformer, data: list[bytes], n: int) ->
     return seconds
 
 
+def full_floor(lines: list[bytes], cache: dict[str, Any]) -> None:
+    """Decode every byte, pop managedFields, replace in a dict."""
+    for line in lines:
+        obj = orjson.loads(line)["object"]
+        meta = obj["metadata"]
+        meta.pop("managedFields", None)
+        cache[f"{meta['namespace']}/{meta['name']}"] = obj
+
+
+def cut_decode_floor(lines: list[bytes], cache: dict[str, Any]) -> None:
+    """Decode as the informer does (managedFields cut out of the bytes), replace in a dict: the replaced
+    object is freed at once, while the CPU cache still holds what it touched."""
+    for line in lines:
+        obj = decode_watch_line_stripped(line)[1]
+        meta = obj["metadata"]
+        cache[f"{meta['namespace']}/{meta['name']}"] = obj
+
+
 async def watch_rates(
     informer: SharedInformer, n: int, repeats: int = 3
 ) -> list[tuple[float, float, float, float]]:
@@ -119,17 +142,10 @@ async def watch_rates(
     floor_cache: dict[str, Any] = {}
 
     def floor() -> None:
-        for line in lines:
-            obj = orjson.loads(line)["object"]
-            meta = obj["metadata"]
-            meta.pop("managedFields", None)
-            floor_cache[f"{meta['namespace']}/{meta['name']}"] = obj
+        full_floor(lines, floor_cache)
 
     def cut_floor() -> None:
-        for line in lines:
-            obj = decode_watch_line_stripped(line)[1]
-            meta = obj["metadata"]
-            floor_cache[f"{meta['namespace']}/{meta['name']}"] = obj
+        cut_decode_floor(lines, floor_cache)
 
     floor()
     gc.freeze()
@@ -153,6 +169,62 @@ async def watch_rates(
         pairs.append((bare, ours, full, time.perf_counter() - started))
         gc.freeze()
     return pairs
+
+
+async def interleaved_rates(
+    informer: SharedInformer, n: int, group: int, rounds: int
+) -> list[tuple[float, float, float]]:
+    """(bare, informer, cut floor) seconds per group of `group` events: the three run back to back on each
+    group, so the machine's drifts (large on shared hosts) affect all three alike."""
+    lines = watch_lines(n)
+    groups = [lines[i : i + group] for i in range(0, n, group)]
+    data = [list(chunks(g)) for g in groups]
+    drained = asyncio.Event()
+    received = [0]
+    expected = [0]
+
+    def on_update(old: dict[str, Any], new: dict[str, Any]) -> None:
+        received[0] += 1
+        if received[0] >= expected[0]:
+            drained.set()
+
+    informer.add_event_handler(EventHandlerFuncs(update=on_update)).start()
+    floor_cache: dict[str, Any] = {}
+    cut_decode_floor(lines, floor_cache)
+    gc.freeze()
+    results = []
+    for _ in range(rounds):
+        for lines_of_group, data_of_group in zip(groups, data, strict=True):
+            started = time.perf_counter()
+            for line in lines_of_group:
+                orjson.loads(line)
+            bare = time.perf_counter() - started
+            drained.clear()
+            expected[0] = received[0] + len(lines_of_group)
+            started = time.perf_counter()
+            await informer_watch(informer, data_of_group, len(lines_of_group))
+            await drained.wait()
+            ours = time.perf_counter() - started
+            gc.freeze()
+            started = time.perf_counter()
+            cut_decode_floor(lines_of_group, floor_cache)
+            results.append((bare, ours, time.perf_counter() - started))
+            gc.freeze()
+    return results
+
+
+async def report_interleaved(informer: SharedInformer, n: int, group: int, rounds: int) -> None:
+    results = await interleaved_rates(informer, n, group, rounds)
+    print(f"\n[watch stream into the warm cache, interleaved per {group:,} events, {rounds} rounds; medians]")
+    per_event = [(b / group * 1e6, o / group * 1e6, c / group * 1e6) for b, o, c in results]
+    bare, ours, cut = (statistics.median(column) for column in zip(*per_event, strict=True))
+    print(f"bare orjson.loads {bare:6.2f} us/event | informer {ours:6.2f} | cut floor {cut:6.2f}")
+    print(
+        f"informer / bare: {100 * statistics.median(b / o for b, o, _ in results):.0f}%   "
+        f"cut floor / bare: {100 * statistics.median(b / c for b, _, c in results):.0f}%   "
+        f"informer / cut floor: {100 * statistics.median(c / o for _, o, c in results):.0f}%"
+    )
+    await informer.stop()
 
 
 async def added_rates(n: int, repeats: int = 3) -> list[tuple[float, float]]:
@@ -230,7 +302,7 @@ async def end_to_end(n: int) -> None:
 
 async def main() -> None:
     argv = sys.argv[1:]
-    options = {"--e2e": 0, "--repeats": 3}
+    options = {"--e2e": 0, "--repeats": 3, "--interleave": 0}
     for flag in options:
         if flag in argv:
             at = argv.index(flag)
@@ -249,6 +321,9 @@ async def main() -> None:
             f"\n[initial list] informer list (reflector -> cache) {n / seconds:>10,.0f} pods/s (no baseline)"
         )
         del pages
+        if options["--interleave"]:
+            await report_interleaved(informer, n, options["--interleave"], options["--repeats"])
+            return
         await report_watch(informer, n, options["--repeats"])
         await report_added(n, options["--repeats"])
         return
