@@ -1,7 +1,7 @@
 """Informer ingest rate vs bare orjson.loads on the same bytes, in the same run.
 
     .venv/bin/python benchmarks/informer_ingest.py [N] [--watch-only] [--repeats R] [--e2e N_E2E]
-                                                   [--interleave G]
+                                                   [--interleave G] [--inline]
 
 Initial list: N pods in pages of 500 fed through the real reflector (`_list` -> paging -> one orjson.loads
 per page -> informer.replace: transform, key, store, namespace index, handler buffer) with only the HTTP
@@ -28,7 +28,8 @@ With --watch-only the list baselines are skipped (they take minutes at N=100k); 
 end-to-end sync of N_E2E pods from kubesim over HTTP (list, and streaming list). --watch-only --interleave G
 replaces the watch sections with one that runs bare, informer and cut floor back to back on each group of G
 events (R rounds) and reports medians: on a shared host whose speed drifts by 1.5x this is the steadier
-comparison.
+comparison. --inline registers the watch handler inline (what the controllers' own enqueue handlers use):
+the informer then applies each event as it is decoded and calls the handler directly.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from manager.client.watch import WatchStream
 from manager.informers import EventHandlerFuncs, SharedInformer
 from manager.resources import PODS
 
+INLINE = [False]  # --inline: the handler is registered inline, as the controllers' enqueue handlers are
 EMPTY_PODLIST = orjson.dumps(
     {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "2999999"}, "items": []}
 )
@@ -138,7 +140,7 @@ async def watch_rates(
         if received[0] % n == 0:
             drained.set()
 
-    informer.add_event_handler(EventHandlerFuncs(update=on_update)).start()
+    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=INLINE[0]).start()
     floor_cache: dict[str, Any] = {}
 
     def floor() -> None:
@@ -188,7 +190,7 @@ async def interleaved_rates(
         if received[0] >= expected[0]:
             drained.set()
 
-    informer.add_event_handler(EventHandlerFuncs(update=on_update)).start()
+    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=INLINE[0]).start()
     floor_cache: dict[str, Any] = {}
     cut_decode_floor(lines, floor_cache)
     gc.freeze()
@@ -309,6 +311,7 @@ async def main() -> None:
             options[flag] = int(argv[at + 1])
             del argv[at : at + 2]
     watch_only = "--watch-only" in argv
+    INLINE[0] = "--inline" in argv
     args = [a for a in argv if not a.startswith("--")]
     n = int(args[0]) if args else 100_000
     e2e = options["--e2e"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import structlog
@@ -117,10 +117,13 @@ class SharedInformer:
 
     # ------------------------------------------------------------------ handlers
     def add_event_handler(
-        self, handler: ResourceEventHandler, resync_period: float = 0.0
+        self, handler: ResourceEventHandler, resync_period: float = 0.0, *, inline: bool = False
     ) -> HandlerRegistration:
-        """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically."""
-        registration = HandlerRegistration(weakref.proxy(self), handler, resync_period)
+        """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically.
+
+        `inline=True` is for handlers that do O(1) synchronous work (enqueue a key): they are called as each
+        event is applied instead of from their own task (see listener), at the price of their isolation."""
+        registration = HandlerRegistration(weakref.proxy(self), handler, resync_period, inline)
         if self._synced or self._replacing:
             # The cache as it stands; the rest of a list being applied right now follows as usual.
             registration.push_batch(replay_batch(_ADD, self.indexer.list(), False))
@@ -211,12 +214,47 @@ class SharedInformer:
         """One watch event (ADDED / MODIFIED / DELETED)."""
         self.apply_events([(event_type, obj)])
 
-    def apply_events(self, events: list[tuple[str, Obj]]) -> None:
-        """The watch events of one network read, in order: cache first, then one batch to every handler."""
+    def dispatches_inline(self) -> bool:
+        """Every handler is inline and can be called right now: the reflector then applies each event as
+        soon as it is decoded, so a replaced object is freed before the next one is decoded."""
+        listeners = self._listeners
+        return bool(listeners) and all(listener.can_call_now() for listener in listeners)
+
+    def apply_one(self, event_type: str, obj: Obj) -> None:
+        """One watch event, handlers called at once (what `apply_events` does when `dispatches_inline()`);
+        a handler that cannot be called now (it became busy) gets the event through its buffer instead."""
+        try:
+            obj = self._transform(obj)
+            key = object_key(obj)
+        except Exception as exc:
+            self.record_bad_object(obj, exc)
+            return
+        a: Any
+        b: Any
+        if event_type == "DELETED":
+            self.indexer.delete(key)
+            kind, a, b = _DELETE, obj, None
+        else:
+            old = self.indexer.upsert(key, obj)
+            kind, a, b = (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
+        for listener in self._listeners:
+            if listener.can_call_now():
+                listener.call_now(kind, a, b)
+            else:
+                listener.push_batch([kind, a, b])
+
+    def apply_events(self, events: Iterable[tuple[str, Obj]]) -> None:
+        """Watch events, in order: cache first, then the handlers. Inline handlers that can be called now
+        get each event at once; the others get one shared batch at the end (one per network read)."""
         transform = self._transform
         upsert = self.indexer.upsert
+        listeners = self._listeners
+        direct = [listener for listener in listeners if listener.can_call_now()]
+        buffered = [listener for listener in listeners if listener not in direct] if direct else listeners
         batch: list[Any] = []
         append = batch.append
+        a: Any
+        b: Any
         for event_type, obj in events:
             try:
                 obj = transform(obj)
@@ -226,21 +264,19 @@ class SharedInformer:
                 continue
             if event_type == "DELETED":
                 self.indexer.delete(key)
-                append(_DELETE)
-                append(obj)
-                append(None)
+                kind, a, b = _DELETE, obj, None
             else:
                 old = upsert(key, obj)
-                if old is None:
-                    append(_ADD)
-                    append(obj)
-                    append(False)
-                else:
-                    append(_UPDATE)
-                    append(old)
-                    append(obj)
+                kind, a, b = (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
+                old = None
+            for listener in direct:
+                listener.call_now(kind, a, b)
+            if buffered:
+                append(kind)
+                append(a)
+                append(b)
         if batch:
-            for listener in self._listeners:
+            for listener in buffered:
                 listener.push_batch(batch)
 
     async def replace(self, items: list[Obj], resource_version: str) -> None:

@@ -3,7 +3,14 @@ its buffer instead of delaying the informer or any other handler (client-go's pr
 
 The buffer holds batches: flat lists `[kind, a, b, kind, a, b, ...]`. The informer builds one batch per
 network read and appends the same list to every handler's buffer (no tuple per notification, one append per
-handler per read); batches are never mutated once handed out."""
+handler per read); batches are never mutated once handed out.
+
+An `inline` registration is for handlers that only do O(1) work (the controllers' enqueue handlers): while
+its buffer is empty and its task is parked, the informer calls it directly as each event is applied
+(`call_now`), which spares the task switch and lets the replaced object be freed before the next event is
+decoded (benchmarks/informer_ingest.py). Anything that would overtake buffered notifications (a late
+handler's replay, a resync) goes through the buffer as usual, so the handler still sees events in order.
+The price is the isolation: a slow inline handler delays the informer and every other handler."""
 
 from __future__ import annotations
 
@@ -38,9 +45,16 @@ def replay_batch(kind: int, objects: list[Any], updates: bool) -> list[Any]:
 class HandlerRegistration:
     """One handler of one informer: its buffer, its task, its own `has_synced()`."""
 
-    def __init__(self, informer: SharedInformer, handler: ResourceEventHandler, resync_period: float) -> None:
+    def __init__(
+        self,
+        informer: SharedInformer,
+        handler: ResourceEventHandler,
+        resync_period: float,
+        inline: bool = False,
+    ) -> None:
         self.informer = informer
         self.handler = handler
+        self.inline = inline
         self.resync_period = max(_MIN_RESYNC, resync_period) if resync_period > 0 else 0.0
         self.buffer: deque[list[Any]] = deque()
         # Set while the task waits for an empty buffer to fill: a bare future, not an asyncio.Event (one
@@ -53,6 +67,34 @@ class HandlerRegistration:
     def has_synced(self) -> bool:
         """The informer synced and this handler has been handed every object of the initial list."""
         return self._synced
+
+    def can_call_now(self) -> bool:
+        """An inline handler whose task is parked on an empty buffer: a direct call keeps the order."""
+        return self.inline and self._waiter is not None and not self.buffer
+
+    def call_now(self, kind: int, a: Any, b: Any) -> None:
+        """Deliver one notification synchronously (only when `can_call_now()`); errors are counted, never
+        raised into the informer."""
+        handler = self.handler
+        try:
+            if kind == UPDATE:
+                result = handler.on_update(a, b)
+            elif kind == ADD:
+                result = handler.on_add(a, b)
+            else:
+                result = handler.on_delete(a)
+            if result is not None and inspect.isawaitable(result):
+                if inspect.iscoroutine(result):
+                    result.close()
+                raise TypeError("an inline handler must not return an awaitable")
+        except Exception:
+            self._count_error()
+
+    def _count_error(self) -> None:
+        informer = self.informer
+        informer.handler_errors += 1
+        metrics.HANDLER_ERRORS.labels(informer.name).inc()
+        log.exception("informer handler failed", resource=informer.name, handler=repr(self.handler))
 
     def push(self, kind: int, a: Any, b: Any) -> None:
         self.push_batch([kind, a, b])
@@ -80,6 +122,7 @@ class HandlerRegistration:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._task = self._resync_task = None
+        self._waiter = None  # no task left to keep the order: no more direct calls
 
     async def _resync_loop(self) -> None:
         while True:
@@ -92,7 +135,6 @@ class HandlerRegistration:
         on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
         buffer = self.buffer
         popleft = buffer.popleft
-        informer = self.informer
         create_future = asyncio.get_running_loop().create_future
         budget = _YIELD_EVERY
         while True:
@@ -118,9 +160,7 @@ class HandlerRegistration:
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    informer.handler_errors += 1
-                    metrics.HANDLER_ERRORS.labels(informer.name).inc()
-                    log.exception("informer handler failed", resource=informer.name, handler=repr(handler))
+                    self._count_error()
                 budget -= 1
                 if not budget:  # a deep backlog: let the loop (and the informer) run in between
                     budget = _YIELD_EVERY
