@@ -49,7 +49,6 @@ from manager.client.watch import WatchStream
 from manager.informers import EventHandlerFuncs, SharedInformer
 from manager.resources import PODS
 
-INLINE = [False]  # --inline: the handler is registered inline, as the controllers' enqueue handlers are
 EMPTY_PODLIST = orjson.dumps(
     {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "2999999"}, "items": []}
 )
@@ -122,7 +121,7 @@ def cut_decode_floor(lines: list[bytes], cache: dict[str, Any]) -> None:
 
 
 async def watch_rates(
-    informer: SharedInformer, n: int, repeats: int = 3
+    informer: SharedInformer, n: int, repeats: int = 3, inline: bool = False
 ) -> list[tuple[float, float, float, float]]:
     """(bare, informer, floor, cut floor) seconds, alternated so that all see the same machine load. The
     floor is the least a cache that decodes every byte must do: decode, pop managedFields, replace in a dict
@@ -140,7 +139,7 @@ async def watch_rates(
         if received[0] % n == 0:
             drained.set()
 
-    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=INLINE[0]).start()
+    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=inline).start()
     floor_cache: dict[str, Any] = {}
 
     def floor() -> None:
@@ -174,7 +173,7 @@ async def watch_rates(
 
 
 async def interleaved_rates(
-    informer: SharedInformer, n: int, group: int, rounds: int
+    informer: SharedInformer, n: int, group: int, rounds: int, inline: bool = False
 ) -> list[tuple[float, float, float]]:
     """(bare, informer, cut floor) seconds per group of `group` events: the three run back to back on each
     group, so the machine's drifts (large on shared hosts) affect all three alike."""
@@ -190,7 +189,7 @@ async def interleaved_rates(
         if received[0] >= expected[0]:
             drained.set()
 
-    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=INLINE[0]).start()
+    informer.add_event_handler(EventHandlerFuncs(update=on_update), inline=inline).start()
     floor_cache: dict[str, Any] = {}
     cut_decode_floor(lines, floor_cache)
     gc.freeze()
@@ -215,8 +214,8 @@ async def interleaved_rates(
     return results
 
 
-async def report_interleaved(informer: SharedInformer, n: int, group: int, rounds: int) -> None:
-    results = await interleaved_rates(informer, n, group, rounds)
+async def report_interleaved(informer: SharedInformer, n: int, group: int, rounds: int, inline: bool) -> None:
+    results = await interleaved_rates(informer, n, group, rounds, inline)
     print(f"\n[watch stream into the warm cache, interleaved per {group:,} events, {rounds} rounds; medians]")
     per_event = [(b / group * 1e6, o / group * 1e6, c / group * 1e6) for b, o, c in results]
     bare, ours, cut = (statistics.median(column) for column in zip(*per_event, strict=True))
@@ -311,7 +310,7 @@ async def main() -> None:
             options[flag] = int(argv[at + 1])
             del argv[at : at + 2]
     watch_only = "--watch-only" in argv
-    INLINE[0] = "--inline" in argv
+    inline = "--inline" in argv  # the handler registered inline, as the controllers' enqueue handlers are
     args = [a for a in argv if not a.startswith("--")]
     n = int(args[0]) if args else 100_000
     e2e = options["--e2e"]
@@ -325,9 +324,9 @@ async def main() -> None:
         )
         del pages
         if options["--interleave"]:
-            await report_interleaved(informer, n, options["--interleave"], options["--repeats"])
+            await report_interleaved(informer, n, options["--interleave"], options["--repeats"], inline)
             return
-        await report_watch(informer, n, options["--repeats"])
+        await report_watch(informer, n, options["--repeats"], inline)
         await report_added(n, options["--repeats"])
         return
 
@@ -347,15 +346,15 @@ async def main() -> None:
         f"   = {100 * retain / ours_list:.0f}% of retained, {100 * discard / ours_list:.0f}% of discarded"
     )
     del pages
-    await report_watch(informer, n, options["--repeats"])
+    await report_watch(informer, n, options["--repeats"], inline)
     await report_added(n, options["--repeats"])
     if e2e:
         print()
         await end_to_end(e2e)
 
 
-async def report_watch(informer: SharedInformer, n: int, repeats: int) -> None:
-    pairs = await watch_rates(informer, n, repeats)
+async def report_watch(informer: SharedInformer, n: int, repeats: int, inline: bool) -> None:
+    pairs = await watch_rates(informer, n, repeats, inline)
     print("\n[watch stream into the warm cache, 1 handler; bare and informer runs alternated]")
     for bare, ours, _, _ in pairs:
         print(

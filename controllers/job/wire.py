@@ -21,12 +21,13 @@ def as_serialised(job: Obj) -> Obj:
     if not isinstance(status, dict):
         return job
     uncounted = status.get("uncountedTerminatedPods")
-    trim_uncounted = isinstance(uncounted, dict) and not all(uncounted.values())
+    trimmed = None
+    if isinstance(uncounted, dict) and not all(uncounted.values()):
+        trimmed = {name: uids for name, uids in uncounted.items() if uids}
     empty = [name for name in _OMITTED_WHEN_EMPTY if name in status and not status[name]]
-    if not empty and not trim_uncounted:
+    if not empty and trimmed is None:
         return job
     sent = {name: value for name, value in status.items() if name not in empty}
-    if trim_uncounted:
-        assert isinstance(uncounted, dict)
-        sent["uncountedTerminatedPods"] = {name: uids for name, uids in uncounted.items() if uids}
+    if trimmed is not None:
+        sent["uncountedTerminatedPods"] = trimmed
     return {**job, "status": sent}

@@ -220,61 +220,49 @@ class SharedInformer:
         listeners = self._listeners
         return bool(listeners) and all(listener.can_call_now() for listener in listeners)
 
-    def apply_one(self, event_type: str, obj: Obj) -> None:
-        """One watch event, handlers called at once (what `apply_events` does when `dispatches_inline()`);
-        a handler that cannot be called now (it became busy) gets the event through its buffer instead."""
+    def _cache_event(self, event_type: str, obj: Obj) -> tuple[int, Any, Any] | None:
+        """Transform and store one watch event; the notification for it (None for an unreadable object)."""
         try:
             obj = self._transform(obj)
             key = object_key(obj)
         except Exception as exc:
             self.record_bad_object(obj, exc)
-            return
-        a: Any
-        b: Any
+            return None
         if event_type == "DELETED":
             self.indexer.delete(key)
-            kind, a, b = _DELETE, obj, None
-        else:
-            old = self.indexer.upsert(key, obj)
-            kind, a, b = (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
+            return _DELETE, obj, None
+        old = self.indexer.upsert(key, obj)
+        return (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
+
+    def apply_one(self, event_type: str, obj: Obj) -> None:
+        """One watch event, handlers called at once (what `apply_events` does when `dispatches_inline()`);
+        a handler that cannot be called now (it became busy) gets the event through its buffer instead."""
+        notification = self._cache_event(event_type, obj)
+        if notification is None:
+            return
         for listener in self._listeners:
             if listener.can_call_now():
-                listener.call_now(kind, a, b)
+                listener.call_now(*notification)
             else:
-                listener.push_batch([kind, a, b])
+                listener.push_batch(list(notification))
 
     def apply_events(self, events: Iterable[tuple[str, Obj]]) -> None:
         """Watch events, in order: cache first, then the handlers. Inline handlers that can be called now
         get each event at once; the others get one shared batch at the end (one per network read)."""
-        transform = self._transform
-        upsert = self.indexer.upsert
+        cache_event = self._cache_event
         listeners = self._listeners
         direct = [listener for listener in listeners if listener.can_call_now()]
         buffered = [listener for listener in listeners if listener not in direct] if direct else listeners
         batch: list[Any] = []
-        append = batch.append
-        a: Any
-        b: Any
+        extend = batch.extend
         for event_type, obj in events:
-            try:
-                obj = transform(obj)
-                key = object_key(obj)
-            except Exception as exc:
-                self.record_bad_object(obj, exc)
+            notification = cache_event(event_type, obj)
+            if notification is None:
                 continue
-            if event_type == "DELETED":
-                self.indexer.delete(key)
-                kind, a, b = _DELETE, obj, None
-            else:
-                old = upsert(key, obj)
-                kind, a, b = (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
-                old = None
             for listener in direct:
-                listener.call_now(kind, a, b)
+                listener.call_now(*notification)
             if buffered:
-                append(kind)
-                append(a)
-                append(b)
+                extend(notification)
         if batch:
             for listener in buffered:
                 listener.push_batch(batch)
