@@ -259,11 +259,8 @@ class Controller:
                 field_selector=watch.field_selector,
                 metadata_only=watch.metadata_only,
             )
-            # The built-in enqueue handlers do O(1) work: inline (see informers.listener). Mapping functions
-            # and custom handlers are user code and keep their own buffer and task.
-            inline = watch.mode in ("self", "owner")
             handler = self._handler_for(watch, primary)
-            self._registrations.append(informer.add_event_handler(handler, inline=inline))
+            self._registrations.append(informer.add_event_handler(handler, inline=watch.inline))
             self._watched.append(watch)
         self._registered = True
 

@@ -178,6 +178,9 @@ class Watch:
     owner_api_version: str | None = None
     map_fn: MapFunc | None = None
     handler: HandlerFactory | None = None
+    # Called as each event is applied rather than from its own buffered task (manager.informers.listener):
+    # for handlers that only compute keys and enqueue them, with no await and no I/O.
+    inline: bool = False
 
 
 def for_(
@@ -188,7 +191,7 @@ def for_(
     field_selector: str | None = None,
 ) -> Watch:
     """The controller's primary resource: every event enqueues the object's own key."""
-    return Watch(resource, namespace, label_selector, field_selector, mode="self")
+    return Watch(resource, namespace, label_selector, field_selector, mode="self", inline=True)
 
 
 def owns(
@@ -212,6 +215,7 @@ def owns(
         mode="owner",
         owner_kind=kind,
         owner_api_version=api_version,
+        inline=True,
     )
 
 
@@ -224,12 +228,18 @@ def watches(
     label_selector: str | None = None,
     field_selector: str | None = None,
     metadata_only: bool = False,
+    inline: bool = False,
 ) -> Watch:
     """Any other resource: either `map_fn(obj) -> Iterable[Request]`, or `handler(controller)` returning
     a full event handler (on_add/on_update/on_delete) that may use the controller's queue and state.
 
     `handler` may take the declaring controller's own class (e.g. a handler class whose `__init__` takes
-    `MyController`): it is only ever called with the controller that declares the watch."""
+    `MyController`): it is only ever called with the controller that declares the watch.
+
+    `inline=True` declares the handler cheap and synchronous (it computes keys, updates in-memory state and
+    enqueues): the informer then calls it as each event is applied instead of through a buffer and a task of
+    its own. That is faster (an informer whose handlers are all inline frees each replaced object before it
+    decodes the next), but a slow inline handler delays the informer and every other handler on it."""
     if (map_fn is None) == (handler is None):
         raise ValueError("watches() needs exactly one of map_fn or handler")
     return Watch(
@@ -241,4 +251,5 @@ def watches(
         mode="map" if map_fn is not None else "handler",
         map_fn=map_fn,
         handler=handler,
+        inline=inline,
     )

@@ -72,7 +72,11 @@ class JobController(Controller):
         PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
         PolicyRule(("", "events.k8s.io"), ("events",), ("create", "update", "patch")),
     )
-    watches = (watch_with(JOBS, handler=JobEventHandler), watch_with(PODS, handler=PodEventHandler))
+    # The handlers only read caches, settle expectations and enqueue: inline (manager.handlers.watches).
+    watches = (
+        watch_with(JOBS, handler=JobEventHandler, inline=True),
+        watch_with(PODS, handler=PodEventHandler, inline=True),
+    )
 
     # Tunables (upstream values); tests subclass to shorten them.
     sync_batch_period: ClassVar[float] = 1.0

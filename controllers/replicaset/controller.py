@@ -73,9 +73,10 @@ class ReplicaSetController(Controller):
         PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
         PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
     )
+    # The handlers only read caches, settle expectations and enqueue: inline (manager.handlers.watches).
     watches: ClassVar[tuple[Watch, ...]] = (
-        watches(REPLICASETS, handler=_replicaset_events),
-        watches(PODS, handler=_pod_events),
+        watches(REPLICASETS, handler=_replicaset_events, inline=True),
+        watches(PODS, handler=_pod_events, inline=True),
     )
 
     def __init__(self, ctx: ControllerContext) -> None:

@@ -396,6 +396,8 @@ async def test_owns_and_map_fn_through_informers(kubesim: Any) -> None:
         )
         await wait_for(lambda: {"default/other-parent", "default/aimed"} <= set(ctl.keys))
         assert "default/kid" not in ctl.keys and "default/ptr" not in ctl.keys
+        # The built-in enqueue handlers are inline; a map function is user code and keeps its buffer.
+        assert [r.inline for r in ctl.registrations()] == [True, True, False]
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
