@@ -1,7 +1,7 @@
 """Informer ingest rate vs bare orjson.loads on the same bytes, in the same run.
 
     .venv/bin/python benchmarks/informer_ingest.py [N] [--watch-only] [--repeats R] [--e2e N_E2E]
-                                                   [--interleave G] [--inline]
+                                                   [--interleave G] [--inline] [--controllers]
 
 Initial list: N pods in pages of 500 fed through the real reflector (`_list` -> paging -> one orjson.loads
 per page -> informer.replace: transform, key, store, namespace index, handler buffer) with only the HTTP
@@ -29,7 +29,9 @@ end-to-end sync of N_E2E pods from kubesim over HTTP (list, and streaming list).
 replaces the watch sections with one that runs bare, informer and cut floor back to back on each group of G
 events (R rounds) and reports medians: on a shared host whose speed drifts by 1.5x this is the steadier
 comparison. --inline registers the watch handler inline (what the controllers' own enqueue handlers use):
-the informer then applies each event as it is decoded and calls the handler directly.
+the informer then applies each event as it is decoded and calls the handler directly. --controllers (implies
+--inline) also registers the Job and ReplicaSet controllers' own pod handlers (controller_handlers.py), so
+the figure is that of the manager's pods informer, every event taking those handlers' full path.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ import time
 from typing import Any
 
 import orjson
+from controller_handlers import attach_controllers
 from informer_fixtures import FakeResponse, PagedListClient, chunks, list_pages, watch_lines
 
 from manager.client.managedfields import decode_watch_line_stripped
 from manager.client.watch import WatchStream
-from manager.informers import EventHandlerFuncs, SharedInformer
+from manager.informers import EventHandlerFuncs, HandlerRegistration, InformerFactory, SharedInformer
 from manager.resources import PODS
 
 EMPTY_PODLIST = orjson.dumps(
@@ -79,13 +82,25 @@ def bare_list(pages: list[bytes], retain: bool) -> float:
     return seconds
 
 
-async def informer_list(pages: list[bytes], n: int) -> tuple[float, SharedInformer]:
+async def informer_list(
+    pages: list[bytes], n: int, controllers: bool = False
+) -> tuple[float, SharedInformer]:
+    """The initial list through the reflector. With `controllers`, the pods informer comes from a factory
+    on which the Job and ReplicaSet controllers registered their pod handlers first, as in the manager."""
     client = PagedListClient(pages)
-    informer = SharedInformer(client, PODS)
+    registrations: list[HandlerRegistration] = []
+    if controllers:  # the handlers keep the controllers, hence the factory and its informers, alive
+        factory = InformerFactory(client)
+        informer = factory.informer(PODS)
+        registrations = attach_controllers(factory)
+    else:
+        informer = SharedInformer(client, PODS)
     started = time.perf_counter()
     await informer.reflector._list()
     seconds = time.perf_counter() - started
     assert len(informer.indexer) == n, len(informer.indexer)
+    while not all(r.has_synced() for r in registrations):  # noqa: ASYNC110 (registrations have no event)
+        await asyncio.sleep(0.01)
     return seconds, informer
 
 
@@ -310,7 +325,10 @@ async def main() -> None:
             options[flag] = int(argv[at + 1])
             del argv[at : at + 2]
     watch_only = "--watch-only" in argv
-    inline = "--inline" in argv  # the handler registered inline, as the controllers' enqueue handlers are
+    controllers = "--controllers" in argv
+    # The counting handler registered inline, as the controllers' handlers are (with --controllers it must
+    # be: one buffered handler on an informer puts every event through the buffered path).
+    inline = "--inline" in argv or controllers
     args = [a for a in argv if not a.startswith("--")]
     n = int(args[0]) if args else 100_000
     e2e = options["--e2e"]
@@ -318,7 +336,7 @@ async def main() -> None:
     pages = list_pages(n)
     print(f"list: {len(pages)} pages, {sum(map(len, pages)) / n:,.0f} B/pod on the wire")
     if watch_only:
-        seconds, informer = await informer_list(pages, n)
+        seconds, informer = await informer_list(pages, n, controllers)
         print(
             f"\n[initial list] informer list (reflector -> cache) {n / seconds:>10,.0f} pods/s (no baseline)"
         )
@@ -332,11 +350,11 @@ async def main() -> None:
 
     discard = bare_list(pages, retain=False)
     retain = bare_list(pages, retain=True)
-    ours_list, informer = await informer_list(pages, n)
+    ours_list, informer = await informer_list(pages, n, controllers)
     await informer.stop()
     del informer
     gc.collect()
-    second, informer = await informer_list(pages, n)
+    second, informer = await informer_list(pages, n, controllers)
     ours_list = min(ours_list, second)
     print("\n[initial list]")
     print(f"bare orjson.loads, results discarded     {n / discard:>10,.0f} pods/s")
