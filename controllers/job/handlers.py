@@ -28,7 +28,8 @@ def _key(obj: Obj) -> str:
 
 
 def _finished_with_finalizer(pod: Obj | None) -> bool:
-    return pod is not None and is_terminal(pod) and has_tracking_finalizer(pod)
+    # The finalizer first: most pods in a cluster are not a Job's, and the old object's status is cold.
+    return pod is not None and has_tracking_finalizer(pod) and is_terminal(pod)
 
 
 def record_finished_pod_with_finalizer(old: Obj | None, new: Obj | None) -> None:
@@ -103,9 +104,9 @@ class PodEventHandler:
     def on_update(self, old: Any, new: Any) -> None:
         old_pod: Obj = old
         pod: Obj = new
-        record_finished_pod_with_finalizer(old_pod, pod)
         if old_pod["metadata"].get("resourceVersion") == pod["metadata"].get("resourceVersion"):
             return  # a resync
+        record_finished_pod_with_finalizer(old_pod, pod)
         namespace = pod["metadata"].get("namespace", "")
         if pod["metadata"].get("deletionTimestamp") is not None:
             self._deleted(pod, final=False)
