@@ -1,7 +1,7 @@
 """Event-loop stalls with a large informer cache: the longest gap of a 10 ms ticker while watch events flow.
 
     .venv/bin/python benchmarks/loop_stall.py [N] [--seconds S] [--gc-policy on|sync-only|off] [--http]
-                                              [--read-size BYTES]
+                                              [--read-size BYTES] [--inline]
 
 N pods (default 100,000) are listed into a pod informer through the real reflector (HTTP replaced by
 memory), one handler attached. Then MODIFIED events for those pods stream through the real watch framing,
@@ -11,6 +11,7 @@ ticker task sleeps 10 ms in a loop and records how late it wakes. Run once with 
 default: freeze per ingest batch, see manager/informers/gcpolicy.py), once with a single gc.freeze()
 after the initial sync (sync-only), and once with no freezing at all (off) to see what CPython's cyclic GC
 does to a 100k-object cache. Budget: no gap over 100 ms in steady state. --http: end to end over kubesim.
+--inline: the handler registered inline, as the controllers' are (events then applied one by one).
 """
 
 from __future__ import annotations
@@ -76,7 +77,11 @@ async def main() -> None:
     policy = option("--gc-policy", "on")
     GC_POLICY.enabled = policy == "on"
     read_size = int(option("--read-size", "65536"))
-    print(f"N={n:,} cached pods, gc policy {policy}, {seconds:.0f} s of events, {read_size:,} B reads")
+    handler = "inline" if "--inline" in sys.argv else "buffered"
+    print(
+        f"N={n:,} cached pods, gc policy {policy}, {seconds:.0f} s of events, {read_size:,} B reads, "
+        f"{handler} handler"
+    )
     if "--http" in sys.argv:
         await over_http(n, seconds)
         return
@@ -85,7 +90,8 @@ async def main() -> None:
     informer = SharedInformer(PagedListClient(pages), PODS)
     handled = [0]
     informer.add_event_handler(
-        EventHandlerFuncs(update=lambda old, new: handled.__setitem__(0, handled[0] + 1))
+        EventHandlerFuncs(update=lambda old, new: handled.__setitem__(0, handled[0] + 1)),
+        inline="--inline" in sys.argv,
     )
     informer.start = lambda: None  # type: ignore[method-assign]  # driven by hand below
     for listener in informer._listeners:
@@ -174,7 +180,8 @@ async def over_http(n: int, seconds: float) -> None:
         informer = SharedInformer(client, PODS)
         handled = [0]
         informer.add_event_handler(
-            EventHandlerFuncs(update=lambda o, n: handled.__setitem__(0, handled[0] + 1))
+            EventHandlerFuncs(update=lambda o, n: handled.__setitem__(0, handled[0] + 1)),
+            inline="--inline" in sys.argv,
         )
         started = time.perf_counter()
         informer.start()
