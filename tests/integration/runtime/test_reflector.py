@@ -2,6 +2,8 @@
 
 After the faults stop, the informer cache must equal the server's state exactly, and a handler that mirrors
 the notifications it received must hold every object's final state, with no object the server never had.
+Each fault runs with the handler buffered and inline (the controllers' handlers are inline, so their
+informers apply watch events one by one).
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ async def assert_converges(client: ApiClient, informer: SharedInformer, mirror: 
 
     await wait_for(converged, timeout=20, interval=0.1, message="cache and handler equal to the server")
     assert mirror.names <= churn.created, "a handler was told about an object that never existed"
+    assert informer.handler_errors == 0
 
 
 async def delivering_watch(client: ApiClient, informer: SharedInformer, churn: Churn, tag: object) -> None:
@@ -120,6 +123,24 @@ async def setup(kubesim: Any) -> Any:
     await client.close()
 
 
+@pytest.fixture(params=[False, True], ids=["buffered", "inline"])
+def inline(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+def count_one_by_one(informer: SharedInformer) -> list[int]:
+    """Counts the events the reflector applies one by one (the path taken when every handler is inline)."""
+    count = [0]
+    apply_one = informer.apply_one
+
+    def counting(event_type: str, obj: dict[str, Any]) -> None:
+        count[0] += 1
+        apply_one(event_type, obj)
+
+    informer.apply_one = counting  # type: ignore[method-assign]
+    return count
+
+
 def make_informer(client: ApiClient, use_watch_list: bool = False, **options: Any) -> SharedInformer:
     backoff = Backoff(initial=0.02, maximum=0.2)
     return SharedInformer(
@@ -128,13 +149,14 @@ def make_informer(client: ApiClient, use_watch_list: bool = False, **options: An
 
 
 @pytest.mark.parametrize("use_watch_list", [False, True], ids=["list", "watchlist"])
-async def test_dropped_watches(setup: ApiClient, kubesim: Any, use_watch_list: bool) -> None:
+async def test_dropped_watches(setup: ApiClient, kubesim: Any, use_watch_list: bool, inline: bool) -> None:
     client = setup
     churn = Churn(client, seed=1)
     await churn.run(20)
     informer = make_informer(client, use_watch_list)
     mirror = Mirror()
-    informer.add_event_handler(mirror)
+    informer.add_event_handler(mirror, inline=inline)
+    one_by_one = count_one_by_one(informer)
     informer.start()
     try:
         assert await informer.wait_for_cache_sync(10)
@@ -143,17 +165,18 @@ async def test_dropped_watches(setup: ApiClient, kubesim: Any, use_watch_list: b
             kubesim.faults.close_watches()
         await assert_converges(client, informer, mirror, churn)
         assert informer.reflector.watches > 5  # every drop was followed by a new watch
+        assert (one_by_one[0] > 0) == inline
     finally:
         await informer.stop()
 
 
-async def test_compaction_gives_410_then_relist(setup: ApiClient, kubesim: Any) -> None:
+async def test_compaction_gives_410_then_relist(setup: ApiClient, kubesim: Any, inline: bool) -> None:
     client = setup
     churn = Churn(client, seed=2)
     await churn.run(20)
     informer = make_informer(client)
     mirror = Mirror()
-    informer.add_event_handler(mirror)
+    informer.add_event_handler(mirror, inline=inline)
     informer.start()
     try:
         assert await informer.wait_for_cache_sync(10)
@@ -176,13 +199,15 @@ async def test_compaction_gives_410_then_relist(setup: ApiClient, kubesim: Any) 
         await informer.stop()
 
 
-async def test_deletions_while_disconnected_become_tombstones(setup: ApiClient, kubesim: Any) -> None:
+async def test_deletions_while_disconnected_become_tombstones(
+    setup: ApiClient, kubesim: Any, inline: bool
+) -> None:
     client = setup
     for i in range(5):
         await client.create(CONFIGMAPS, {"metadata": {"name": f"t{i}", "namespace": NS}})
     informer = make_informer(client)
     mirror = Mirror()
-    informer.add_event_handler(mirror)
+    informer.add_event_handler(mirror, inline=inline)
     informer.start()
     try:
         assert await informer.wait_for_cache_sync(10)
@@ -192,7 +217,7 @@ async def test_deletions_while_disconnected_become_tombstones(setup: ApiClient, 
             await client.delete(CONFIGMAPS, f"t{i}", NS)
         kubesim.faults.compact()
         kubesim.faults.errors.remove(rule)
-        # The handler runs in its own task: wait for it as well as for the cache.
+        # A buffered handler runs in its own task: wait for it as well as for the cache.
         await wait_for(lambda: len(informer.indexer) == 2 and len(mirror.tombstones) == 3, timeout=10)
         assert sorted(mirror.tombstones) == [f"{NS}/t0", f"{NS}/t1", f"{NS}/t2"]
         assert sorted(mirror.state) == [f"{NS}/t3", f"{NS}/t4"]
@@ -201,13 +226,13 @@ async def test_deletions_while_disconnected_become_tombstones(setup: ApiClient, 
 
 
 @pytest.mark.parametrize("code", [500, 429])
-async def test_failing_requests(setup: ApiClient, kubesim: Any, code: int) -> None:
+async def test_failing_requests(setup: ApiClient, kubesim: Any, code: int, inline: bool) -> None:
     client = setup
     churn = Churn(client, seed=code)
     await churn.run(10)
     informer = make_informer(client)
     mirror = Mirror()
-    informer.add_event_handler(mirror)
+    informer.add_event_handler(mirror, inline=inline)
     rule = kubesim.faults.fail(
         code, fraction=0.5, verb=["list", "watch"], resource="configmaps", retry_after=0
     )
