@@ -30,6 +30,7 @@ class PodCensus:
         self.min_alive: int | None = None
         self.counts: list[int] = []
         self.changed_at: list[float] = []
+        self.samples: list[int] = []  # how many samples saw each entry of `counts`
 
     @property
     def last(self) -> int:
@@ -43,14 +44,23 @@ class PodCensus:
         if not self.counts or self.counts[-1] != len(alive):
             self.counts.append(len(alive))
             self.changed_at.append(time.monotonic())
+            self.samples.append(1)
+        else:
+            self.samples[-1] += 1
         return len(alive)
 
-    def plateaus(self, min_duration: float) -> list[int]:
-        """The counts that held for at least `min_duration` (and the last one): the steps of the staircase,
-        without the transient counts seen while the pods of one batch land one after the other."""
+    def plateaus(self, min_duration: float, min_samples: int = 10) -> list[int]:
+        """The counts that held for at least `min_duration` and were seen by `min_samples` samples (and the
+        last one): the steps of the staircase, without the transient counts seen while the pods of one batch
+        land one after the other. Counting samples keeps an event-loop stall (a full GC pass late in a long
+        test run) from turning a transient count into a step: while the loop stalls, nobody samples."""
         ends = [*self.changed_at[1:], float("inf")]
-        spans = zip(self.counts, self.changed_at, ends, strict=True)
-        return [count for count, start, end in spans if end - start >= min_duration]
+        spans = zip(self.counts, self.changed_at, ends, self.samples, strict=True)
+        return [
+            count
+            for count, start, end, samples in spans
+            if end - start >= min_duration and (samples >= min_samples or end == float("inf"))
+        ]
 
     @contextlib.asynccontextmanager
     async def running(self, interval: float = 0.01) -> AsyncIterator[PodCensus]:
@@ -174,7 +184,7 @@ async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: Kub
     async with running_manager(kubesim) as env:
         census = PodCensus(env, "batches")
         # One second per create and plateaus of at least 0.45 s: the pods of one batch land within a few
-        # milliseconds, so only an event-loop stall of 0.45 s (a loaded CI machine) could split a batch.
+        # milliseconds; only an event-loop stall could split a batch, and plateaus() discounts those.
         kubesim.faults.add_latency(1.0, verb="create", resource="pods")
         seen_condition: list[dict[str, Any]] = []
         async with census.running(interval=0.01):
@@ -192,7 +202,8 @@ async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: Kub
             await wait_for(condition_seen, 5.0, message="ReplicaFailure after the failing batch")
             await wait_for(lambda: census.last == 8, 15.0, message="all 8 pods")
         kubesim.faults.clear()
-        assert census.plateaus(min_duration=0.45) == [0, 1, 3, 6, 7, 8]
+        steps = list(zip(census.counts, census.samples, strict=True))
+        assert census.plateaus(min_duration=0.45) == [0, 1, 3, 6, 7, 8], f"(count, samples): {steps}"
         assert seen_condition[0]["reason"] == "FailedCreate"
         await wait_for(lambda: _none(failure_condition(env, "batches")), 10.0, message="condition cleared")
 
