@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-
-import structlog
 
 from controllers.job import JobController
 from kubesim import KubeSim
@@ -134,24 +132,6 @@ def job_controller_info(cls: type[JobController] = FastJobController) -> Control
     )
 
 
-@contextlib.contextmanager
-def plain_tracebacks() -> Iterator[None]:
-    """Render logged exceptions as plain text while the manager runs: structlog's default rich tracebacks
-    with local variables cost 1-2 s of blocked event loop per logged reconcile error."""
-    saved = structlog.get_config()
-    processors = [
-        structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
-        if isinstance(p, structlog.dev.ConsoleRenderer)
-        else p
-        for p in saved["processors"]
-    ]
-    structlog.configure(processors=processors)
-    try:
-        yield
-    finally:
-        structlog.configure(**saved)
-
-
 @contextlib.asynccontextmanager
 async def start_manager(
     sim: KubeSim, cls: type[JobController] = FastJobController, **settings: Any
@@ -166,8 +146,6 @@ async def start_manager(
     }
     options.update(settings)
     manager = Manager(Settings(**options), [job_controller_info(cls)])
-    quiet = plain_tracebacks()
-    quiet.__enter__()
     task = asyncio.create_task(manager.run(handle_signals=False))
     try:
 
@@ -185,7 +163,6 @@ async def start_manager(
         manager.request_shutdown("test done")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10.0)
-        quiet.__exit__(None, None, None)
 
 
 @contextlib.asynccontextmanager
