@@ -121,7 +121,7 @@ class SharedInformer:
     ) -> HandlerRegistration:
         """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically.
 
-        `inline=True` is for handlers that do O(1) synchronous work (enqueue a key): they are called as each
+        `inline=True` is for cheap synchronous handlers (read caches, enqueue keys): they are called as each
         event is applied instead of from their own task (see listener), at the price of their isolation."""
         registration = HandlerRegistration(weakref.proxy(self), handler, resync_period, inline)
         if self._synced or self._replacing:

@@ -5,12 +5,13 @@ The buffer holds batches: flat lists `[kind, a, b, kind, a, b, ...]`. The inform
 network read and appends the same list to every handler's buffer (no tuple per notification, one append per
 handler per read); batches are never mutated once handed out.
 
-An `inline` registration is for handlers that only do O(1) work (the controllers' enqueue handlers): while
-its buffer is empty and its task is parked, the informer calls it directly as each event is applied
-(`call_now`), which spares the task switch and lets the replaced object be freed before the next event is
-decoded (benchmarks/informer_ingest.py). Anything that would overtake buffered notifications (a late
-handler's replay, a resync) goes through the buffer as usual, so the handler still sees events in order.
-The price is the isolation: a slow inline handler delays the informer and every other handler."""
+An `inline` registration is for cheap synchronous handlers (the controllers' handlers, which read caches
+and enqueue keys; `watches(..., inline=True)`): while its buffer is empty and its task is parked, the
+informer calls it directly as each event is applied (`call_now`), which spares the task switch and lets the
+replaced object be freed before the next event is decoded (benchmarks/informer_ingest.py). Anything that
+would overtake buffered notifications (a late handler's replay, a resync) goes through the buffer as usual,
+so the handler still sees events in order. The price is the isolation: a slow inline handler delays the
+informer and every other handler."""
 
 from __future__ import annotations
 
