@@ -63,7 +63,27 @@ def generate_job_selector(obj: JSON) -> None:
     match_labels.setdefault(CONTROLLER_UID_LABELS[1], metadata.get("uid", ""))
 
 
+# JobStatus fields with omitempty: the apiserver decodes every write into the Go types, so `active: 0` or an
+# empty `uncountedTerminatedPods` list never reads back (a finished Job shows `uncountedTerminatedPods: {}`).
+# `ready` and `terminating` are pointers: their zeros stay.
+_JOB_STATUS_OMITEMPTY = ("active", "succeeded", "failed", "completedIndexes", "conditions")
+
+
+def _omit_empty_job_status(obj: JSON) -> None:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return
+    for name in _JOB_STATUS_OMITEMPTY:
+        if name in status and not status[name]:
+            del status[name]
+    uncounted = status.get("uncountedTerminatedPods")
+    if isinstance(uncounted, dict):
+        for name in [name for name, uids in uncounted.items() if not uids]:
+            del uncounted[name]
+
+
 def _job(obj: JSON) -> None:
+    _omit_empty_job_status(obj)
     spec = ensure_dict(obj, "spec")
     metadata = ensure_dict(obj, "metadata")
     if spec.get("completions") is None and spec.get("parallelism") is None:

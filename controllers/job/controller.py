@@ -30,7 +30,6 @@ from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_
 from controllers.job.podcontrol import PodControl
 from controllers.job.staleness import StaleWrites
 from controllers.job.sync import sync_job
-from controllers.job.wire import as_serialised
 from manager import (
     JOBS,
     PODS,
@@ -198,7 +197,7 @@ class JobController(Controller):
         return pods
 
     async def update_status(self, job: Obj) -> Obj:
-        updated: Obj = await self.client.update_status(JOBS, as_serialised(job))
+        updated: Obj = await self.client.update_status(JOBS, job)
         meta = job["metadata"]
         self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
         return updated

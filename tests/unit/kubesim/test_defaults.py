@@ -181,6 +181,30 @@ def test_job_variants() -> None:
     assert "labels" not in manual["spec"]["template"].get("metadata", {})
 
 
+def test_job_status_leaves_out_empty_omitempty_fields_as_the_go_types_do() -> None:
+    finished = _job()
+    finished["status"] = {
+        "active": 0,
+        "succeeded": 1,
+        "failed": 0,
+        "ready": 0,
+        "terminating": 0,
+        "completedIndexes": "",
+        "conditions": [],
+        "uncountedTerminatedPods": {"succeeded": [], "failed": []},
+    }
+    apply_defaults("jobs.batch", finished)
+    assert finished["status"] == {"succeeded": 1, "ready": 0, "terminating": 0, "uncountedTerminatedPods": {}}
+    running = _job()
+    running["status"] = {"active": 2, "uncountedTerminatedPods": {"succeeded": ["a"], "failed": []}}
+    apply_defaults("jobs.batch", running)
+    assert running["status"] == {"active": 2, "uncountedTerminatedPods": {"succeeded": ["a"]}}
+    pointers = _job()
+    pointers["status"] = {"ready": 0, "terminating": 0}  # pointers upstream: their zeros are kept
+    apply_defaults("jobs.batch", pointers)
+    assert pointers["status"] == {"ready": 0, "terminating": 0}
+
+
 def test_replicaset_and_deployment_defaults() -> None:
     template = {"metadata": {"labels": {"a": "b"}}, "spec": _pod_spec()}
     rs = {"metadata": {"name": "r"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}}
