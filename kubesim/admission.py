@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import apply, defaults, errors, meta, validation
+from kubesim import apply, defaults, errors, gozero, meta, validation
 from kubesim.context import ApiContext, encode, from_view, json_response, to_view
 from kubesim.request import Target, check_kind, decode_object, read_body
 from kubesim.store import Entry, format_time
@@ -158,7 +158,7 @@ class Write:
         self.check_fields(obj)
         meta.check_micro_times(rtype, obj)
         meta.prepare_create(rtype, obj, self.ctx.clock())
-        meta.omit_empty_collections(obj)
+        gozero.omit_empty_meta_collections(obj)
         defaults.apply_defaults(self.resource, obj, admission=False)
         stored = from_view(rtype, obj)
         if record_fields:  # as upstream: after defaulting, before mutating admission
@@ -202,7 +202,7 @@ class Write:
                 # metadata.generation: re-sending the same spec without its defaults is no change.
                 defaults.apply_defaults(self.resource, new, admission=False)
             meta.prepare_update(rtype, new, old_view)
-        meta.omit_empty_collections(new)
+        gozero.omit_empty_meta_collections(new)
         defaults.apply_defaults(self.resource, new)
         self.validate(new, old_view, status=subresource == "status")
         stored = from_view(rtype, new)

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from kubesim import schemas
+from kubesim import gozero, schemas
 from kubesim.defaults_pod import ensure_dict, pod_admission, pod_defaults_only, pod_spec_defaults
 
 JSON = dict[str, Any]
@@ -33,19 +33,9 @@ def _template(obj: JSON, *path: str) -> None:
     for key in path:
         node = node.get(key) if isinstance(node, dict) else None
     if isinstance(node, dict):
-        _null_creation_timestamp(node)
+        gozero.null_creation_timestamp(node)
         if isinstance(node.get("spec"), dict):
             pod_spec_defaults(node["spec"])
-
-
-def _null_creation_timestamp(template: JSON) -> None:
-    """A template's ObjectMeta is a struct in Go, and its zero creationTimestamp serialises as null: v1.32
-    servers print `metadata: {creationTimestamp: null}` in every pod and job template."""
-    meta = template.get("metadata")
-    if meta is None:
-        template["metadata"] = {"creationTimestamp": None}
-    elif isinstance(meta, dict):
-        meta.setdefault("creationTimestamp", None)
 
 
 def generate_job_selector(obj: JSON) -> None:
@@ -63,27 +53,8 @@ def generate_job_selector(obj: JSON) -> None:
     match_labels.setdefault(CONTROLLER_UID_LABELS[1], metadata.get("uid", ""))
 
 
-# JobStatus fields with omitempty: the apiserver decodes every write into the Go types, so `active: 0` or an
-# empty `uncountedTerminatedPods` list never reads back (a finished Job shows `uncountedTerminatedPods: {}`).
-# `ready` and `terminating` are pointers: their zeros stay.
-_JOB_STATUS_OMITEMPTY = ("active", "succeeded", "failed", "completedIndexes", "conditions")
-
-
-def _omit_empty_job_status(obj: JSON) -> None:
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        return
-    for name in _JOB_STATUS_OMITEMPTY:
-        if name in status and not status[name]:
-            del status[name]
-    uncounted = status.get("uncountedTerminatedPods")
-    if isinstance(uncounted, dict):
-        for name in [name for name, uids in uncounted.items() if not uids]:
-            del uncounted[name]
-
-
 def _job(obj: JSON) -> None:
-    _omit_empty_job_status(obj)
+    gozero.omit_empty_job_status(obj)
     spec = ensure_dict(obj, "spec")
     metadata = ensure_dict(obj, "metadata")
     if spec.get("completions") is None and spec.get("parallelism") is None:
@@ -127,7 +98,7 @@ def _cronjob(obj: JSON) -> None:
     spec.setdefault("failedJobsHistoryLimit", 1)
     job_template = spec.get("jobTemplate")
     if isinstance(job_template, dict):
-        _null_creation_timestamp(job_template)
+        gozero.null_creation_timestamp(job_template)
     _template(obj, "spec", "jobTemplate", "spec", "template")
 
 
@@ -218,16 +189,6 @@ def _secret(obj: JSON) -> None:
     obj.setdefault("type", "Opaque")
 
 
-def _core_event(obj: JSON) -> None:
-    """core/v1 Event fields that Go always serialises: zero times as null (structs), the two reporting
-    strings as "" (no omitempty), the source as {}."""
-    for name in ("eventTime", "firstTimestamp", "lastTimestamp"):
-        obj.setdefault(name, None)
-    obj.setdefault("reportingComponent", "")
-    obj.setdefault("reportingInstance", "")
-    obj.setdefault("source", {})
-
-
 def _pod_template(obj: JSON) -> None:
     _template(obj, "template")
 
@@ -253,7 +214,7 @@ _BY_RESOURCE: dict[str, Callable[[JSON], None]] = {
     "daemonsets.apps": _daemonset,
     "replicationcontrollers": _replication_controller,
     "podtemplates": _pod_template,
-    "events": _core_event,
+    "events": gozero.core_event,
     "services": _service,
     "namespaces": _namespace,
     "secrets": _secret,

@@ -25,19 +25,6 @@ _MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{
 _MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 
 
-# ObjectMeta collections that Go serialises with omitempty: an empty one never reads back (a patch that
-# removes the last finalizer leaves no `finalizers: []`).
-_OMITTED_WHEN_EMPTY = ("finalizers", "labels", "annotations", "ownerReferences")
-
-
-def omit_empty_collections(obj: JSON) -> None:
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        for name in _OMITTED_WHEN_EMPTY:
-            if name in meta and meta[name] in ([], {}):
-                del meta[name]
-
-
 def reset_status_on_create(rtype: ResourceType, obj: JSON) -> None:
     if rtype.plural == "pods" and not rtype.group:
         obj["status"] = {"phase": "Pending"}  # qosClass: pod defaulting derives it from the defaulted spec
