@@ -8,11 +8,17 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+if TYPE_CHECKING:
+    from manager.settings import Settings
+
 T = TypeVar("T")
+
+# Leader-election timings short enough for tests (lease duration, renew deadline, retry period).
+LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 
 
 async def wait_for(
@@ -75,3 +81,21 @@ def exec_plugin_user(script: str) -> dict[str, Any]:
             "interactiveMode": "Never",
         }
     }
+
+
+def manager_settings(master: str, lease_name: str, **overrides: Any) -> Settings:
+    """Settings of an in-process Manager against `master`: an ephemeral port on localhost and the short
+    leader-election timings above, on the Lease `kube-system/<lease_name>`."""
+    from manager.settings import Settings
+
+    values: dict[str, Any] = {
+        "master": master,
+        "port": 0,
+        "bind_address": "127.0.0.1",
+        "leader_elect_lease_duration": LEASE,
+        "leader_elect_renew_deadline": RENEW,
+        "leader_elect_retry_period": RETRY,
+        "leader_elect_resource_name": lease_name,
+        **overrides,
+    }
+    return Settings(**values)

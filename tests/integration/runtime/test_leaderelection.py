@@ -13,9 +13,8 @@ import pytest
 from manager import CONFIGMAPS, LEASES, ApiClient, Controller, Request, Result, for_
 from manager.client.rest import create_client
 from manager.leaderelection import JITTER_FACTOR, LeaderElectionRunnable, LeaderElector, micro_time
-from tests.helpers import wait_for
+from tests.helpers import LEASE, RENEW, RETRY, manager_settings, wait_for
 
-LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 # Worst case for a standby to notice expiry: it saw the last renewal up to one jittered retry late, and
 # polls with jittered retries afterwards.
 MAX_RETRY_GAP = RETRY * (1 + JITTER_FACTOR)
@@ -199,18 +198,9 @@ class HeartbeatController(Controller):
 async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
     from manager.app import Manager
     from manager.registry import ControllerInfo
-    from manager.settings import Settings
 
     info = ControllerInfo("heartbeat-controller", (), True, HeartbeatController, "test")
-    settings = Settings(
-        master=kubesim.url,
-        port=0,
-        bind_address="127.0.0.1",
-        leader_elect_lease_duration=LEASE,
-        leader_elect_renew_deadline=RENEW,
-        leader_elect_retry_period=RETRY,
-        leader_elect_resource_name="managers-test",
-    )
+    settings = manager_settings(kubesim.url, "managers-test")
     client = await create_client(master=kubesim.url)
     await client.create(
         CONFIGMAPS,

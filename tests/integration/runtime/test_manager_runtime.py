@@ -31,9 +31,8 @@ from manager.client.rest import create_client
 from manager.leaderelection import LeaderElector
 from manager.registry import ControllerInfo
 from manager.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import LEASE, RENEW, RETRY, manager_settings, wait_for
 
-LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 LABEL = "app=managed"
 GAUGES = ("workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds")
 
@@ -64,18 +63,7 @@ def info(cls: type[Any]) -> ControllerInfo:
 
 
 def settings_for(url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = dict(
-        master=url,
-        port=0,
-        bind_address="127.0.0.1",
-        leader_elect_lease_duration=LEASE,
-        leader_elect_renew_deadline=RENEW,
-        leader_elect_retry_period=RETRY,
-        leader_elect_resource_name="runtime-test",
-        shutdown_grace_period=10.0,
-    )
-    values.update(overrides)
-    return Settings(**values)
+    return manager_settings(url, "runtime-test", **{"shutdown_grace_period": 10.0, **overrides})
 
 
 def elector(manager: Manager) -> LeaderElector:
