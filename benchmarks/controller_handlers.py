@@ -25,10 +25,10 @@ from informer_fixtures import OWNER_UID, PagedListClient, make_pod
 
 from controllers.job import JobController
 from controllers.replicaset import ReplicaSetController
-from manager.controller import Controller, ControllerContext
+from manager.apimachinery.resources import PODS, REPLICASETS
+from manager.config.settings import Settings
+from manager.controller.base import Controller, ControllerContext
 from manager.informers import NAMESPACE_INDEX, HandlerRegistration, InformerFactory, strip_managed_fields
-from manager.resources import PODS, REPLICASETS
-from manager.settings import Settings
 
 NAMESPACES = 50
 

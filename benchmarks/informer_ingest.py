@@ -47,10 +47,10 @@ import orjson
 from controller_handlers import attach_controllers
 from informer_fixtures import FakeResponse, PagedListClient, chunks, list_pages, watch_lines
 
+from manager.apimachinery.resources import PODS
 from manager.client.managedfields import decode_watch_line_stripped
 from manager.client.watch import WatchStream
 from manager.informers import EventHandlerFuncs, HandlerRegistration, InformerFactory, SharedInformer
-from manager.resources import PODS
 
 EMPTY_PODLIST = orjson.dumps(
     {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "2999999"}, "items": []}

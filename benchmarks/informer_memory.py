@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 from informer_fixtures import PagedListClient, list_pages
 
+from manager.apimachinery.resources import PODS
 from manager.informers import SharedInformer
-from manager.resources import PODS
 
 
 async def retained(build: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:

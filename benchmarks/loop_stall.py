@@ -24,10 +24,10 @@ from typing import Any
 
 from informer_fixtures import FakeResponse, PagedListClient, chunks, list_pages, watch_lines
 
+from manager.apimachinery.resources import PODS
 from manager.client.watch import WatchStream
 from manager.informers import EventHandlerFuncs, SharedInformer
 from manager.informers.gcpolicy import GC_POLICY
-from manager.resources import PODS
 
 
 def option(name: str, default: str) -> str:

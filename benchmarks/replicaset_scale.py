@@ -21,11 +21,12 @@ from typing import Any
 from kubesim_process import process_cpu, start_kubesim
 
 from manager import REPLICASETS
-from manager.app import Manager
+from manager.cli.logging import configure_logging
+from manager.cli.plugins import discover
 from manager.client.rest import create_client
-from manager.logging import configure_logging
-from manager.registry import discover
-from manager.settings import Settings
+from manager.config.settings import Settings
+from manager.lifecycle.cluster import install
+from manager.lifecycle.manager import Manager
 
 
 def replicaset(count: int) -> dict[str, Any]:
@@ -58,7 +59,7 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
         log_level="warning",
     )
     infos = [info for info in discover() if info.name == "replicaset-controller"]
-    manager = Manager(settings, infos)
+    manager = Manager(settings, infos, install=install)
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=url, qps=0)
     try:

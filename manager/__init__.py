@@ -13,6 +13,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from manager.apimachinery.metatime import format_time
+    from manager.apimachinery.resources import (
+        CONFIGMAPS,
+        CUSTOMRESOURCEDEFINITIONS,
+        DEPLOYMENTS,
+        EVENTS,
+        JOBS,
+        LEASES,
+        NAMESPACES,
+        NODES,
+        PODS,
+        REPLICASETS,
+        GroupVersionResource,
+    )
     from manager.client.errors import (
         AlreadyExists,
         ApiError,
@@ -26,7 +40,7 @@ if TYPE_CHECKING:
         TooManyRequests,
     )
     from manager.client.rest import ApiClient
-    from manager.controller import (
+    from manager.controller.base import (
         Controller,
         ControllerContext,
         PolicyRule,
@@ -39,9 +53,9 @@ if TYPE_CHECKING:
         owns,
         watches,
     )
+    from manager.controller.expectations import ControllerExpectations
+    from manager.controller.handlers import EventHandler, controller_owner, unwrap_tombstone
     from manager.events import EventRecorder
-    from manager.expectations import ControllerExpectations
-    from manager.handlers import EventHandler, controller_owner, unwrap_tombstone
     from manager.informers import (
         CONTROLLER_OWNER_UID_INDEX,
         NAMESPACE_INDEX,
@@ -52,20 +66,6 @@ if TYPE_CHECKING:
         InformerFactory,
         SharedInformer,
         final_object,
-    )
-    from manager.metatime import format_time
-    from manager.resources import (
-        CONFIGMAPS,
-        CUSTOMRESOURCEDEFINITIONS,
-        DEPLOYMENTS,
-        EVENTS,
-        JOBS,
-        LEASES,
-        NAMESPACES,
-        NODES,
-        PODS,
-        REPLICASETS,
-        GroupVersionResource,
     )
     from manager.workqueue import (
         BucketRateLimiter,
@@ -93,22 +93,22 @@ _EXPORTS: dict[str, str] = {
     "ServerError": "manager.client.errors",
     "TooManyRequests": "manager.client.errors",
     "ApiClient": "manager.client.rest",
-    "Controller": "manager.controller",
-    "ControllerContext": "manager.controller",
-    "PolicyRule": "manager.controller",
-    "Request": "manager.controller",
-    "Result": "manager.controller",
-    "SecondaryQueue": "manager.controller",
-    "TerminalError": "manager.controller",
-    "Watch": "manager.controller",
-    "for_": "manager.controller",
-    "owns": "manager.controller",
-    "watches": "manager.controller",
+    "Controller": "manager.controller.base",
+    "ControllerContext": "manager.controller.base",
+    "PolicyRule": "manager.controller.base",
+    "Request": "manager.controller.base",
+    "Result": "manager.controller.base",
+    "SecondaryQueue": "manager.controller.base",
+    "TerminalError": "manager.controller.base",
+    "Watch": "manager.controller.base",
+    "for_": "manager.controller.base",
+    "owns": "manager.controller.base",
+    "watches": "manager.controller.base",
     "EventRecorder": "manager.events",
-    "ControllerExpectations": "manager.expectations",
-    "EventHandler": "manager.handlers",
-    "controller_owner": "manager.handlers",
-    "unwrap_tombstone": "manager.handlers",
+    "ControllerExpectations": "manager.controller.expectations",
+    "EventHandler": "manager.controller.handlers",
+    "controller_owner": "manager.controller.handlers",
+    "unwrap_tombstone": "manager.controller.handlers",
     "CONTROLLER_OWNER_UID_INDEX": "manager.informers",
     "NAMESPACE_INDEX": "manager.informers",
     "DeletedFinalStateUnknown": "manager.informers",
@@ -118,18 +118,18 @@ _EXPORTS: dict[str, str] = {
     "InformerFactory": "manager.informers",
     "SharedInformer": "manager.informers",
     "final_object": "manager.informers",
-    "format_time": "manager.metatime",
-    "CONFIGMAPS": "manager.resources",
-    "CUSTOMRESOURCEDEFINITIONS": "manager.resources",
-    "DEPLOYMENTS": "manager.resources",
-    "EVENTS": "manager.resources",
-    "JOBS": "manager.resources",
-    "LEASES": "manager.resources",
-    "NAMESPACES": "manager.resources",
-    "NODES": "manager.resources",
-    "PODS": "manager.resources",
-    "REPLICASETS": "manager.resources",
-    "GroupVersionResource": "manager.resources",
+    "format_time": "manager.apimachinery.metatime",
+    "CONFIGMAPS": "manager.apimachinery.resources",
+    "CUSTOMRESOURCEDEFINITIONS": "manager.apimachinery.resources",
+    "DEPLOYMENTS": "manager.apimachinery.resources",
+    "EVENTS": "manager.apimachinery.resources",
+    "JOBS": "manager.apimachinery.resources",
+    "LEASES": "manager.apimachinery.resources",
+    "NAMESPACES": "manager.apimachinery.resources",
+    "NODES": "manager.apimachinery.resources",
+    "PODS": "manager.apimachinery.resources",
+    "REPLICASETS": "manager.apimachinery.resources",
+    "GroupVersionResource": "manager.apimachinery.resources",
     "BucketRateLimiter": "manager.workqueue",
     "DelayingQueue": "manager.workqueue",
     "ItemExponentialFailureRateLimiter": "manager.workqueue",

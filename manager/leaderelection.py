@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from prometheus_client import Counter, Gauge
 
+from manager.apimachinery.resources import LEASES
 from manager.client.errors import ApiError, Conflict, NotFound
-from manager.resources import LEASES
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient

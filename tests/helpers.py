@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 if TYPE_CHECKING:
-    from manager.settings import Settings
+    from manager.config.settings import Settings
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ def exec_plugin_user(script: str) -> dict[str, Any]:
 def manager_settings(master: str, lease_name: str, **overrides: Any) -> Settings:
     """Settings of an in-process Manager against `master`: an ephemeral port on localhost and the short
     leader-election timings above, on the Lease `kube-system/<lease_name>`."""
-    from manager.settings import Settings
+    from manager.config.settings import Settings
 
     values: dict[str, Any] = {
         "master": master,

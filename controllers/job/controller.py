@@ -71,7 +71,7 @@ class JobController(Controller):
         PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
         PolicyRule(("", "events.k8s.io"), ("events",), ("create", "update", "patch")),
     )
-    # The handlers only read caches, settle expectations and enqueue: inline (manager.handlers.watches).
+    # The handlers only read caches, settle expectations and enqueue: inline.
     watches = (
         watch_with(JOBS, handler=JobEventHandler, inline=True),
         watch_with(PODS, handler=PodEventHandler, inline=True),

@@ -73,7 +73,7 @@ class ReplicaSetController(Controller):
         PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
         PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
     )
-    # The handlers only read caches, settle expectations and enqueue: inline (manager.handlers.watches).
+    # The handlers only read caches, settle expectations and enqueue: inline.
     watches: ClassVar[tuple[Watch, ...]] = (
         watches(REPLICASETS, handler=_replicaset_events, inline=True),
         watches(PODS, handler=_pod_events, inline=True),

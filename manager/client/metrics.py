@@ -14,7 +14,7 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import REGISTRY, CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from manager.fasthistogram import FastHistogram
+from manager.metrics.fasthistogram import FastHistogram
 
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 

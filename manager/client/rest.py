@@ -11,11 +11,11 @@ from typing import Any, Literal
 import aiohttp
 import orjson
 
+from manager.apimachinery.resources import GroupVersionResource
 from manager.client.config import load_config
 from manager.client.transport import JSON, Transport
 from manager.client.transport import clean_params as _clean
 from manager.client.watch import WatchStream
-from manager.resources import GroupVersionResource
 
 PatchType = Literal["merge", "strategic", "json", "apply"]
 PATCH_CONTENT_TYPES: dict[str, str] = {
@@ -39,7 +39,7 @@ class ApiClient(Transport):
     # ------------------------------------------------------------------ construction
     @classmethod
     async def from_settings(cls, settings: Any, **kwargs: Any) -> ApiClient:
-        """Build from `manager.settings.Settings` (kubeconfig, master, kube_api_qps, kube_api_burst)."""
+        """Build from the Settings (kubeconfig, master, kube_api_qps, kube_api_burst)."""
         return await create_client(
             kubeconfig=settings.kubeconfig,
             master=settings.master,

@@ -26,7 +26,7 @@ from manager.client.errors import Unauthorized, error_from_response
 from manager.client.http11 import Http11Pool
 from manager.client.ratelimit import TokenBucket
 from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
-from manager.fasthistogram import FastHistogram
+from manager.metrics.fasthistogram import FastHistogram
 
 log = structlog.get_logger(__name__)
 

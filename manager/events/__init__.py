@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from prometheus_client import Counter
 
+from manager.apimachinery.metatime import format_time
+from manager.apimachinery.resources import EVENTS
 from manager.client.errors import AlreadyExists, ApiError, NotFound
 from manager.events.correlator import (
     AGGREGATE_INTERVAL,
@@ -33,8 +35,6 @@ from manager.events.correlator import (
     event_key,
     spam_key,
 )
-from manager.metatime import format_time
-from manager.resources import EVENTS
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from manager.metatime import format_time
+from manager.apimachinery.metatime import format_time
 
 MAX_LRU_ENTRIES = 4096
 SPAM_BURST = 25

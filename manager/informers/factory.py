@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from manager.apimachinery.resources import GroupVersionResource
 from manager.client.rest import ApiClient
 from manager.informers.backoff import Backoff
 from manager.informers.informer import SharedInformer, informer_name
 from manager.informers.transform import Transform, chain, project_metadata
-from manager.resources import GroupVersionResource
 
 InformerKey = tuple[GroupVersionResource, str | None, str | None, str | None, bool, Transform | None]
 

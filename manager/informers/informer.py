@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from manager.apimachinery.resources import GroupVersionResource
 from manager.client.rest import ApiClient
 from manager.informers import metrics
 from manager.informers.gcpolicy import GC_POLICY
@@ -33,7 +34,6 @@ from manager.informers.transform import (
     project_metadata,
     strip_managed_fields,
 )
-from manager.resources import GroupVersionResource
 
 log = structlog.get_logger(__name__)
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import aiohttp
 import structlog
 
+from manager.apimachinery.resources import GroupVersionResource
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
 from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
@@ -40,7 +41,6 @@ from manager.informers.watchlist import (
     mark_watch_list_unsupported,
     watch_list_supported,
 )
-from manager.resources import GroupVersionResource
 
 log = structlog.get_logger(__name__)
 

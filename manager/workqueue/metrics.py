@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from manager.fasthistogram import FastHistogram
+from manager.metrics.fasthistogram import FastHistogram
 from manager.workqueue.clock import Clock
 
 # client-go: ExponentialBuckets(10e-9, 10, 12) → 1e-8 … 1e3 seconds.

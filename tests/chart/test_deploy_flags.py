@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from manager.cli import flags
+from manager.cli.main import flags
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"^\s*-\s*--([a-z0-9-]+)(?:=|\s|$)", re.MULTILINE)

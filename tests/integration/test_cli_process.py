@@ -23,11 +23,11 @@ import aiohttp
 import pytest
 
 from manager import CONFIGMAPS, EVENTS, LEASES
-from manager.cli import main
+from manager.cli.main import main
+from manager.cli.plugins import GROUP
+from manager.cli.sandbox import SandboxApplyError, apply_manifests
 from manager.client.rest import create_client
-from manager.registry import GROUP
-from manager.sandbox import SandboxApplyError, apply_manifests
-from manager.settings import Settings
+from manager.config.settings import Settings
 from tests.helpers import wait_for
 
 AIOKCM = Path(sys.executable).parent / "aiokcm"
@@ -541,7 +541,7 @@ def test_json_logs_carry_bound_context_from_structlog_and_stdlib(restore_logging
 
     import structlog
 
-    from manager.logging import configure_logging
+    from manager.cli.logging import configure_logging
 
     stream = io.StringIO()
     assert configure_logging(None, "info", stream=stream) == "json"  # not a terminal: JSON
@@ -566,7 +566,7 @@ def test_json_logs_carry_bound_context_from_structlog_and_stdlib(restore_logging
 def test_console_logs_on_a_terminal(restore_logging: None) -> None:
     import structlog
 
-    from manager.logging import configure_logging
+    from manager.cli.logging import configure_logging
 
     stream = FakeTTY()
     assert configure_logging(None, "debug", stream=stream) == "console"
@@ -577,7 +577,7 @@ def test_console_logs_on_a_terminal(restore_logging: None) -> None:
 
 
 def test_flag_syntax_as_kube_controller_manager() -> None:
-    from manager.cli import parse_args
+    from manager.cli.main import parse_args
 
     parsed = parse_args(
         [

@@ -6,6 +6,7 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -13,11 +14,11 @@ import pytest
 import structlog
 from prometheus_client.parser import text_string_to_metric_families
 
-from manager.app import BaseContext, Group, Manager
-from manager.healthz import HealthChecks
-from manager.registry import ControllerInfo
-from manager.server import HttpServer, ServerBindError
-from manager.settings import Settings
+from manager.config.settings import Settings
+from manager.lifecycle.descriptor import ControllerInfo
+from manager.lifecycle.healthz import HealthChecks
+from manager.lifecycle.manager import BaseContext, Group, Manager
+from manager.lifecycle.server import HttpServer, ServerBindError
 from tests.helpers import wait_for
 
 
@@ -214,7 +215,7 @@ async def test_manager_serves_controller_state_and_turns_unready_on_shutdown() -
     async def stays_down(_: float) -> None:  # keep the broken controller in its backoff
         await asyncio.Event().wait()
 
-    manager = Manager(settings, [info(Broken), info(Healthy)], runtime_module=None, sleep=stays_down)
+    manager = Manager(settings, [info(Broken), info(Healthy)], sleep=stays_down)
     running = asyncio.create_task(manager.run(handle_signals=False))
     try:
         await wait_for(lambda: [c.state for c in manager.supervised] == ["restarting", "running"], timeout=5)
@@ -271,7 +272,7 @@ def plain_settings() -> Settings:
 
 async def test_groups_start_in_order_and_stop_in_reverse() -> None:
     journal: list[str] = []
-    manager = Manager(plain_settings(), [info(Healthy)], runtime_module=None)
+    manager = Manager(plain_settings(), [info(Healthy)])
     # Added in scrambled order on purpose: the group decides, then the order of adding within a group.
     manager.add_runnable(Group.CONTROLLERS, Recorder("controllers-extra", journal))
     manager.add_runnable(Group.LEADER_ELECTION, Recorder("lease", journal))
@@ -298,7 +299,7 @@ async def test_groups_start_in_order_and_stop_in_reverse() -> None:
 
 async def test_shutdown_while_waiting_for_the_lease_never_starts_controllers() -> None:
     journal: list[str] = []
-    manager = Manager(plain_settings(), [info(Healthy)], runtime_module=None)
+    manager = Manager(plain_settings(), [info(Healthy)])
     manager.add_runnable(Group.LEADER_ELECTION, Recorder("lease", journal, block=True))
     running = asyncio.create_task(manager.run(handle_signals=False))
     await wait_for(lambda: journal == ["start lease"], timeout=5)
@@ -320,7 +321,7 @@ async def test_lost_lease_skips_the_grace_period_and_exits_1() -> None:
     settings = Settings.load(
         {"bind_address": "127.0.0.1", "port": "0", "leader_elect": "false", "shutdown_grace_period": "1h"}
     )
-    manager = Manager(settings, [info(Stubborn)], runtime_module=None)
+    manager = Manager(settings, [info(Stubborn)])
     running = asyncio.create_task(manager.run(handle_signals=False))
     await wait_for(lambda: manager.supervised and manager.supervised[0].state == "running", timeout=5)
     manager.request_shutdown("leaderelection lost", exit_code=1, graceful=False)
@@ -338,7 +339,7 @@ async def test_lost_lease_during_a_graceful_drain_cancels_at_once_and_exits_1() 
     settings = Settings.load(
         {"bind_address": "127.0.0.1", "port": "0", "leader_elect": "false", "shutdown_grace_period": "1h"}
     )
-    manager = Manager(settings, [info(Stubborn)], runtime_module=None)
+    manager = Manager(settings, [info(Stubborn)])
     with structlog.testing.capture_logs() as logs:
         running = asyncio.create_task(manager.run(handle_signals=False))
         await asyncio.wait_for(started.wait(), 5)
@@ -350,17 +351,13 @@ async def test_lost_lease_during_a_graceful_drain_cancels_at_once_and_exits_1() 
         assert await asyncio.wait_for(running, 5) == 1
 
 
-async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "fake_runtime_for_shell_test.py").write_text(
-        "from types import SimpleNamespace\n"
-        "calls = []\n"
-        "async def install(manager):\n"
-        "    calls.append([c.name for c in manager.controllers])\n"
-        "    manager.context_factory = lambda info, base: SimpleNamespace(extra=info.name, **vars(base))\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
+async def test_install_hook_is_awaited_before_controllers_are_built() -> None:
+    calls: list[list[str]] = []
+
+    async def install(manager: Manager) -> None:
+        calls.append([c.name for c in manager.controllers])
+        manager.context_factory = lambda info, base: SimpleNamespace(extra=info.name, **vars(base))
+
     seen: list[Any] = []
 
     class Inspecting(Healthy):
@@ -368,12 +365,11 @@ async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
             super().__init__(ctx)
             seen.append(ctx)
 
-    manager = Manager(plain_settings(), [info(Inspecting)], runtime_module="fake_runtime_for_shell_test")
+    manager = Manager(plain_settings(), [info(Inspecting)], install=install)
     running = asyncio.create_task(manager.run(handle_signals=False))
     await wait_for(lambda: manager.supervised and manager.supervised[0].state == "running", timeout=5)
-    import fake_runtime_for_shell_test  # type: ignore[import-not-found]
 
-    assert fake_runtime_for_shell_test.calls == [["healthy-controller"]]
+    assert calls == [["healthy-controller"]]
     assert seen[0].extra == "healthy-controller" and seen[0].stopping is manager.stopping
     manager.request_shutdown("test")
     assert await asyncio.wait_for(running, 10) == 0
@@ -382,7 +378,7 @@ async def test_runtime_module_hook_is_awaited_before_controllers_are_built(
 async def test_a_controller_that_cannot_be_constructed_stops_start_up_with_exit_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from manager.cli import serve
+    from manager.cli.main import serve
 
     class Exploding(Healthy):
         name = "exploding-controller"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from manager.durations import DurationError, format_duration, parse_duration
+from manager.config.durations import DurationError, format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import logging
 
 import structlog
 
-from manager.logging import configure_logging
+from manager.cli.logging import configure_logging
 
 
 def test_console_traceback_has_no_frame_locals() -> None:

@@ -26,9 +26,15 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 def test_the_command_line_starts_without_the_heavy_libraries() -> None:
     """`aiokcm --help`, `--version` and bad flags answer fast: no aiohttp, prometheus, kubernetes-asyncio."""
-    heavy = ("aiohttp", "kubernetes_asyncio", "prometheus_client", "manager.app", "manager.client")
+    heavy = (
+        "aiohttp",
+        "kubernetes_asyncio",
+        "prometheus_client",
+        "manager.lifecycle.manager",
+        "manager.client",
+    )
     code = (
-        "import sys, manager.cli as cli\n"
+        "import sys, manager.cli.main as cli\n"
         "cli.help_text()\n"
         f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
     )

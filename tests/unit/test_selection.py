@@ -7,8 +7,9 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from manager.registry import GROUP, ControllerInfo, RegistryError, check_unique, discover, load_entry_point
-from manager.selection import SelectionError, normalise, select
+from manager.cli.controllers_flag import SelectionError, normalise, select
+from manager.cli.plugins import GROUP, RegistryError, check_unique, discover, load_entry_point
+from manager.lifecycle.descriptor import ControllerInfo
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def test_normalise_translates_aliases() -> None:
     assert normalise(["*", "-job", "replicaset"], KNOWN) == ["*", "-job-controller", "replicaset-controller"]
 
 
-# ---- discovery through entry points (manager.registry) -----------------------------------------------------
+# ---- discovery through entry points (manager.cli.plugins) ---------------------------------------------
 
 
 class GoodController:

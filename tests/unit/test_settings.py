@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from manager.settings import ConfigFileError, Settings, read_config_file
+from manager.config.settings import ConfigFileError, Settings, read_config_file
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import structlog
 
-from manager.supervisor import ControllerGroup, State, SupervisedController
+from manager.lifecycle.supervisor import ControllerGroup, State, SupervisedController
 from tests.helpers import wait_for
 
 

@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 from controllers.job import JobController
 from kubesim import KubeSim
 from manager import EVENTS, JOBS, PODS, ApiClient
-from manager.app import Manager
 from manager.client.rest import create_client
-from manager.registry import ControllerInfo
-from manager.settings import Settings
+from manager.config.settings import Settings
+from manager.lifecycle.cluster import install
+from manager.lifecycle.descriptor import ControllerInfo
+from manager.lifecycle.manager import Manager
 from tests.helpers import wait_for
 
 NS = "default"
@@ -145,7 +146,7 @@ async def start_manager(
         "shutdown_grace_period": 2.0,
     }
     options.update(settings)
-    manager = Manager(Settings(**options), [job_controller_info(cls)])
+    manager = Manager(Settings(**options), [job_controller_info(cls)], install=install)
     task = asyncio.create_task(manager.run(handle_signals=False))
     try:
 

@@ -14,10 +14,10 @@ from controllers.replicaset import ReplicaSetController
 from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
 from manager import ControllerContext, Request
 from manager.client.rest import create_client
-from manager.healthz import HealthChecks
+from manager.config.settings import Settings
 from manager.informers import InformerFactory
 from manager.informers.handlers import DeletedFinalStateUnknown
-from manager.settings import Settings
+from manager.lifecycle.healthz import HealthChecks
 
 
 @pytest_asyncio.fixture

@@ -12,10 +12,11 @@ from typing import Any
 from controllers.replicaset import ReplicaSetController
 from kubesim import KubeSim
 from manager import EVENTS, PODS, REPLICASETS, ApiClient, NotFound
-from manager.app import Manager
+from manager.cli.plugins import discover
 from manager.client.rest import create_client
-from manager.registry import discover
-from manager.settings import Settings
+from manager.config.settings import Settings
+from manager.lifecycle.cluster import install
+from manager.lifecycle.manager import Manager
 from tests.helpers import wait_for
 
 NS = "default"
@@ -115,7 +116,7 @@ class Env:
 
 @contextlib.asynccontextmanager
 async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
-    """The real Manager (runtime installed from manager.runtime) with only replicaset-controller."""
+    """The real Manager (runtime installed from manager.lifecycle.cluster) with only replicaset-controller."""
     options: dict[str, Any] = {
         "master": sim.url,
         "controllers": ["replicaset"],
@@ -127,7 +128,7 @@ async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
     }
     options.update(settings)
     infos = [info for info in discover() if info.name == "replicaset-controller"]
-    manager = Manager(Settings(**options), infos)
+    manager = Manager(Settings(**options), infos, install=install)
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=sim.url, qps=0)
     try:

@@ -10,10 +10,11 @@ from typing import Any
 
 from kubesim import KubeSim
 from manager import JOBS, PODS, REPLICASETS
-from manager.app import Manager
+from manager.cli.plugins import discover
 from manager.client.rest import create_client
-from manager.registry import discover
-from manager.settings import Settings
+from manager.config.settings import Settings
+from manager.lifecycle.cluster import install
+from manager.lifecycle.manager import Manager
 from tests.helpers import wait_for
 from tests.integration.controllers.test_job_harness import job_manifest
 from tests.integration.controllers.test_replicaset_harness import NS, rs_manifest
@@ -32,7 +33,7 @@ async def test_job_and_replicaset_share_one_pods_informer_whose_handlers_are_all
         shutdown_grace_period=2.0,
     )
     infos = [i for i in discover() if i.name in ("job-controller", "replicaset-controller")]
-    manager = Manager(settings, infos)
+    manager = Manager(settings, infos, install=install)
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=kubesim.url, qps=0)
     try:

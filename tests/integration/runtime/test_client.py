@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
+from manager.apimachinery.resources import CONFIGMAPS, JOBS, PODS, GroupVersionResource
 from manager.client import (
     AlreadyExists,
     ApiClient,
@@ -21,7 +22,7 @@ from manager.client import (
     create_client,
 )
 from manager.client.config import RestConfig
-from manager.resources import CONFIGMAPS, JOBS, PODS, GroupVersionResource, ResourceNotFound, resolve
+from manager.client.discovery import ResourceNotFound, resolve
 
 
 def configmap(name: str, ns: str = "default", **data: str) -> dict[str, Any]:
@@ -256,7 +257,7 @@ async def test_discovery_resolves_by_kind_and_plural(client: ApiClient) -> None:
 
 
 async def test_discovery_finds_a_new_custom_resource(client: ApiClient) -> None:
-    from manager.resources import CUSTOMRESOURCEDEFINITIONS
+    from manager.apimachinery.resources import CUSTOMRESOURCEDEFINITIONS
 
     with pytest.raises(ResourceNotFound):
         await resolve(client, "example.aiokcm.io", "v1", "Widget")

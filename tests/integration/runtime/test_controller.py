@@ -29,7 +29,7 @@ from manager import (
     watches,
 )
 from manager.client.rest import create_client
-from manager.settings import Settings
+from manager.config.settings import Settings
 from tests.helpers import wait_for
 
 SELECTOR = "app=toy"
@@ -298,7 +298,7 @@ def owned(name: str, owner_kind: str, owner_api_version: str, controller: bool =
     ids=["same-version", "other-version", "other-group", "other-kind", "not-controller", "orphan"],
 )
 def test_enqueue_for_owner(obj: dict[str, Any], expected: list[Request]) -> None:
-    from manager.handlers import EnqueueForOwner
+    from manager.controller.handlers import EnqueueForOwner
 
     seen: list[Request] = []
     handler = EnqueueForOwner(seen.append, "Widget", "example.com")
@@ -308,7 +308,7 @@ def test_enqueue_for_owner(obj: dict[str, Any], expected: list[Request]) -> None
 
 def test_owner_change_enqueues_old_and_new_owner_and_tombstones_unwrap() -> None:
     from manager import DeletedFinalStateUnknown
-    from manager.handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped
+    from manager.controller.handlers import EnqueueForObject, EnqueueForOwner, EnqueueMapped
 
     seen: list[Request] = []
     owners = EnqueueForOwner(seen.append, "Widget", "example.com")

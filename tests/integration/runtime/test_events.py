@@ -23,8 +23,8 @@ from manager import (
     for_,
 )
 from manager.client.rest import create_client
+from manager.config.settings import Settings
 from manager.events import COMBINED_PREFIX, EventBroadcaster
-from manager.settings import Settings
 from tests.helpers import wait_for
 
 

@@ -15,9 +15,9 @@ import pytest
 import trustme
 
 from kubesim import KubeSim
+from manager.apimachinery.resources import CONFIGMAPS
 from manager.client import ApiClient, ConnectError, Disconnected, NotFound, create_client
 from manager.client.http11 import Http11Pool
-from manager.resources import CONFIGMAPS
 from tests.helpers import exec_plugin_user, wait_for, write_kubeconfig
 
 Script = Callable[[int, bytes], bytes | None]  # (request number on this connection, request) -> answer

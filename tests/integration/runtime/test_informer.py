@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from manager.apimachinery.resources import CONFIGMAPS, PODS
 from manager.client import ApiClient, create_client
 from manager.informers import (
     CONTROLLER_OWNER_UID_INDEX,
@@ -16,7 +17,6 @@ from manager.informers import (
     controller_owner_uid,
     strip_managed_fields,
 )
-from manager.resources import CONFIGMAPS, PODS
 from tests.helpers import wait_for
 
 NS = "default"

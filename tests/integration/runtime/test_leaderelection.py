@@ -196,8 +196,9 @@ class HeartbeatController(Controller):
 
 
 async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
-    from manager.app import Manager
-    from manager.registry import ControllerInfo
+    from manager.lifecycle.cluster import install
+    from manager.lifecycle.descriptor import ControllerInfo
+    from manager.lifecycle.manager import Manager
 
     info = ControllerInfo("heartbeat-controller", (), True, HeartbeatController, "test")
     settings = manager_settings(kubesim.url, "managers-test")
@@ -211,18 +212,18 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
         },
     )
     HEARTBEATS.clear()
-    first, second = Manager(settings, [info]), Manager(settings, [info])
+    first, second = Manager(settings, [info], install=install), Manager(settings, [info], install=install)
     runs = {m: asyncio.create_task(m.run(handle_signals=False)) for m in (first, second)}
 
     def elector(m: Manager) -> LeaderElector:
-        return m.runtime.elector  # type: ignore[attr-defined, no-any-return]
+        return m.cluster.elector  # type: ignore[no-any-return]
 
     def client_id(m: Manager) -> int:
-        return id(m.runtime.client)  # type: ignore[attr-defined]
+        return id(m.cluster.client)
 
     try:
         leader = await wait_for(
-            lambda: next((m for m in runs if getattr(m, "runtime", None) and elector(m).leading), None),
+            lambda: next((m for m in runs if m.cluster and elector(m).leading), None),
             message="a leading manager",
         )
         standby = second if leader is first else first

@@ -26,11 +26,12 @@ from manager import (
     Result,
     for_,
 )
-from manager.app import Manager
 from manager.client.rest import create_client
+from manager.config.settings import Settings
 from manager.leaderelection import LeaderElector
-from manager.registry import ControllerInfo
-from manager.settings import Settings
+from manager.lifecycle.cluster import install
+from manager.lifecycle.descriptor import ControllerInfo
+from manager.lifecycle.manager import Manager
 from tests.helpers import LEASE, RENEW, RETRY, manager_settings, wait_for
 
 LABEL = "app=managed"
@@ -67,11 +68,11 @@ def settings_for(url: str, **overrides: Any) -> Settings:
 
 
 def elector(manager: Manager) -> LeaderElector:
-    return manager.runtime.elector  # type: ignore[attr-defined, no-any-return]
+    return manager.cluster.elector  # type: ignore[no-any-return]
 
 
 def client_id(manager: Manager) -> int:
-    return id(manager.runtime.client)  # type: ignore[attr-defined]
+    return id(manager.cluster.client)
 
 
 def reconciled_by(manager: Manager, controller: str) -> list[float]:
@@ -97,7 +98,7 @@ class Managers:
         self.runs: dict[Manager, asyncio.Task[int]] = {}
 
     def start(self, settings: Settings, *classes: type[Any]) -> Manager:
-        manager = Manager(settings, [info(cls) for cls in classes])
+        manager = Manager(settings, [info(cls) for cls in classes], install=install)
         self.runs[manager] = asyncio.create_task(manager.run(handle_signals=False))
         return manager
 
@@ -178,7 +179,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         await wait_for(lambda: started, message="a reconcile in flight")
         url = manager.server.url
         assert (await get(f"{url}/readyz"))[0] == 200
-        session = manager.runtime.client.session  # type: ignore[attr-defined]
+        session = manager.cluster.client.session
         manager.request_shutdown("test")  # what SIGTERM does
         status, body = await get(f"{url}/readyz?verbose")
         assert status == 500 and "[-]shutdown failed" in body  # readiness turns false first

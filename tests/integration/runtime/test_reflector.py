@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from manager.apimachinery.resources import CONFIGMAPS
 from manager.client import ApiClient, ApiError, NotFound, create_client
 from manager.informers import Backoff, DeletedFinalStateUnknown, SharedInformer
-from manager.resources import CONFIGMAPS
 from tests.helpers import wait_for
 
 NS = "default"

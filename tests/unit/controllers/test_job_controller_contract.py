@@ -8,7 +8,7 @@ import structlog
 
 from controllers.job import JobController
 from manager import ControllerContext, Request
-from manager.settings import Settings
+from manager.config.settings import Settings
 
 
 def make(**settings: object) -> JobController:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manager.expectations import EXPECTATIONS_TIMEOUT, ControllerExpectations
+from manager.controller.expectations import EXPECTATIONS_TIMEOUT, ControllerExpectations
 
 
 class Ticks:

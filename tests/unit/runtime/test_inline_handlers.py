@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
+from manager.apimachinery.resources import PODS
 from manager.client.config import RestConfig
 from manager.client.rest import ApiClient
 from manager.informers import EventHandlerFuncs, SharedInformer
-from manager.resources import PODS
 from tests.helpers import wait_for
 from tests.unit.runtime.test_reflector_sink import Recorder, _stream, pod
 

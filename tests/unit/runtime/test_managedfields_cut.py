@@ -280,6 +280,7 @@ def test_fuzz_mutated_lines_fail_as_before_unless_the_defect_is_inside_the_cut()
 
 # ---------------------------------------------------------------------------------------- informer wiring
 def test_only_transforms_that_drop_managed_fields_get_the_cut() -> None:
+    from manager.apimachinery.resources import PODS
     from manager.client.config import RestConfig
     from manager.client.managedfields import decode_watch_span_stripped
     from manager.client.rest import ApiClient
@@ -291,7 +292,6 @@ def test_only_transforms_that_drop_managed_fields_get_the_cut() -> None:
         project_metadata,
         strip_managed_fields,
     )
-    from manager.resources import PODS
 
     def keep(obj: dict[str, Any]) -> dict[str, Any]:
         return obj
@@ -313,10 +313,10 @@ def test_only_transforms_that_drop_managed_fields_get_the_cut() -> None:
 
 
 async def test_a_transform_that_wants_managed_fields_still_gets_them() -> None:
+    from manager.apimachinery.resources import PODS
     from manager.client.config import RestConfig
     from manager.client.rest import ApiClient
     from manager.informers import SharedInformer
-    from manager.resources import PODS
 
     seen: list[Any] = []
 

@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
+from manager.apimachinery.resources import PODS
 from manager.client.config import RestConfig
 from manager.client.rest import ApiClient
 from manager.informers import DeletedFinalStateUnknown, SharedInformer
 from manager.informers.reflector import Reflector
-from manager.resources import PODS
 from tests.helpers import wait_for
 
 

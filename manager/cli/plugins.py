@@ -12,27 +12,15 @@ Each entry point loads a class with class attributes ``name`` (canonical name), 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+
+from manager.lifecycle.descriptor import ControllerInfo
 
 GROUP = "aiokcm.controllers"
 
 
 class RegistryError(RuntimeError):
     """An entry point cannot be loaded or does not describe a controller; the message names it."""
-
-
-@dataclass(frozen=True)
-class ControllerInfo:
-    """A discovered controller class and where it came from."""
-
-    name: str
-    aliases: tuple[str, ...]
-    enabled_by_default: bool
-    cls: type[Any]
-    entry_point: str  # "name = module:attr", for messages
-    distribution: str | None = None
 
 
 def _describe(ep: EntryPoint) -> str:

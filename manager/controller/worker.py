@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
-from manager.handlers import Request
+from manager.controller.handlers import Request
 from manager.workqueue import QueueShutDown, RateLimitingQueue
 
 if TYPE_CHECKING:
-    from manager.controller import Controller
+    from manager.controller.base import Controller
 
 T = TypeVar("T", bound=Hashable)
 

@@ -5,10 +5,10 @@ runnable groups): ``SERVER`` (the health/metrics server) → ``CACHES`` (informe
 synced) → ``LEADER_ELECTION`` (``start()`` returns once the lease is held) → ``CONTROLLERS`` (the supervised
 controller loops). Within a group runnables start in the order they were added.
 
-The seam for the runtime (client, informers, leader election, richer controller context)
---------------------------------------------------------------------------------------------
-If a module ``manager.runtime`` exists and defines ``async def install(manager: Manager) -> None``, the
-manager awaits it once, before any controller is constructed or any group started. There it may:
+The seam for the cluster wiring (client, informers, leader election, richer controller context)
+------------------------------------------------------------------------------------------------
+The ``install`` argument (``manager.lifecycle.cluster.install`` when the command line builds the manager)
+is awaited once, before any controller is constructed or any group started. There it may:
 
 * ``manager.add_runnable(Group.CACHES, informer_factory)`` and
   ``manager.add_runnable(Group.LEADER_ELECTION, elector)``: any object with ``async start()`` (return when
@@ -18,7 +18,7 @@ manager awaits it once, before any controller is constructed or any group starte
   ``stopping``) into the object passed to ``cls(ctx)`` (e.g. a ControllerContext with ``client``,
   ``informers`` and ``events`` added);
 * ``manager.add_shutdown_hook(client.close)``: coroutines run last, after every group stopped;
-* ``manager.health.add(...)`` and ``manager.server.add_get(...)`` for extra checks and debug pages;
+* ``manager.health.add(...)`` and ``manager.lifecycle.server.add_get(...)`` for extra checks and debug pages;
 * ``manager.request_shutdown(reason, exit_code=1, graceful=False)`` when the lease is lost.
 
 Controller instances are built after ``install`` and before any group starts: ``cls(ctx)``, then the
@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import importlib
 import inspect
 import os
 import signal
@@ -51,15 +50,14 @@ from typing import Any, Protocol
 
 import structlog
 
-from manager.healthz import HealthChecks
-from manager.registry import ControllerInfo
-from manager.server import HttpServer
-from manager.settings import Settings
-from manager.supervisor import ControllerGroup, Sleep, SupervisedController
+from manager.config.settings import Settings
+from manager.lifecycle.descriptor import ControllerInfo
+from manager.lifecycle.healthz import HealthChecks
+from manager.lifecycle.server import HttpServer
+from manager.lifecycle.supervisor import ControllerGroup, Sleep, SupervisedController
 
 log = structlog.get_logger(__name__)
 
-RUNTIME_MODULE = "manager.runtime"
 SECOND_SIGNAL_EXIT_CODE = 1
 
 
@@ -86,6 +84,8 @@ class BaseContext:
 
 
 ContextFactory = Callable[[ControllerInfo, BaseContext], Any]
+# Wires the process to a cluster before controllers are built (manager.lifecycle.cluster.install).
+Installer = Callable[["Manager"], Awaitable[None] | None]
 
 
 class StartupError(RuntimeError):
@@ -100,7 +100,7 @@ class Manager:
         settings: Settings,
         controllers: Sequence[ControllerInfo] = (),
         *,
-        runtime_module: str | None = RUNTIME_MODULE,
+        install: Installer | None = None,
         clock: Callable[[], float] | None = None,
         sleep: Sleep | None = None,
     ) -> None:
@@ -111,9 +111,11 @@ class Manager:
         self.shutting_down = False
         self.exit_code = 0
         self.context_factory: ContextFactory = lambda info, base: base
+        # What `install` wired up (manager.lifecycle.cluster.Cluster), kept for debugging and tests.
+        self.cluster: Any = None
         self.supervised: list[SupervisedController] = []
         self.server = HttpServer(self.health, settings.bind_address, settings.port, self.debug_controllers)
-        self._runtime_module = runtime_module
+        self._install = install
         self._supervisor_timing: dict[str, Any] = {
             key: value for key, value in (("clock", clock), ("sleep", sleep)) if value is not None
         }
@@ -214,16 +216,10 @@ class Manager:
         log.info("manager started")
 
     async def _install_runtime(self) -> None:
-        if self._runtime_module is None:
+        if self._install is None:
+            log.debug("no cluster wiring installed: controllers get a minimal context")
             return
-        try:
-            module = importlib.import_module(self._runtime_module)
-        except ModuleNotFoundError as exc:
-            if exc.name != self._runtime_module:
-                raise
-            log.debug("no runtime installed: controllers get a minimal context", module=self._runtime_module)
-            return
-        result = module.install(self)
+        result = self._install(self)
         if inspect.isawaitable(result):
             await result
 

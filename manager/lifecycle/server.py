@@ -19,7 +19,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY
 from prometheus_client.exposition import choose_encoder
 
-from manager.healthz import ENDPOINTS, HealthChecks
+from manager.lifecycle.healthz import ENDPOINTS, HealthChecks
 
 log = structlog.get_logger(__name__)
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import structlog
 
-from manager.handlers import (
+from manager.controller.handlers import (
     EnqueueForObject,
     EnqueueForOwner,
     EnqueueMapped,
@@ -39,15 +39,15 @@ from manager.handlers import (
     owns,
     watches,
 )
-from manager.runner import ReconcileStats, Result, TerminalError, debug_state
+from manager.controller.worker import ReconcileStats, Result, TerminalError, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
+    from manager.apimachinery.resources import GroupVersionResource
     from manager.client.rest import ApiClient
+    from manager.config.settings import Settings
     from manager.events import EventRecorder
     from manager.informers import HandlerRegistration, Indexer, InformerFactory, SharedInformer
-    from manager.resources import GroupVersionResource
-    from manager.settings import Settings
 
 __all__ = [
     "Controller",
@@ -103,7 +103,7 @@ class ControllerContext:
     """Everything the manager hands a controller. Built by the manager; tests may build a minimal one."""
 
     settings: Settings
-    health: Any  # manager.healthz.HealthChecks
+    health: Any  # manager.lifecycle.healthz.HealthChecks
     logger: Any  # a structlog BoundLogger
     client: ApiClient | None = None
     informers: InformerFactory | None = None
@@ -285,7 +285,7 @@ class Controller:
 
         Restartable: the queues and the handlers survive, so a second `run()` after a crash resumes.
         """
-        from manager.runner import run_workers
+        from manager.controller.worker import run_workers
 
         self.setup()
         if self.ctx.informers is not None:
@@ -302,7 +302,7 @@ class Controller:
     async def wait_for_sync(self) -> None:
         """Wait until every informer this controller watches has synced and handed its initial list to the
         controller's handlers."""
-        from manager.runner import wait_for_sync
+        from manager.controller.worker import wait_for_sync
 
         self.setup()
         await wait_for_sync(self)
@@ -313,7 +313,7 @@ class Controller:
         """Run `workers` workers on `queue` once the informers have synced, until cancelled, the queue shuts
         down or the manager begins stopping. An item whose `handler` raises is retried through the queue's
         rate limiter; one that succeeds has its failures forgotten."""
-        from manager.runner import run_queue
+        from manager.controller.worker import run_queue
 
         self.setup()
         await run_queue(self, queue, handler, workers)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from manager.resources import GroupVersionResource
+from manager.apimachinery.resources import GroupVersionResource
 
 if TYPE_CHECKING:
-    from manager.controller import Controller
+    from manager.controller.base import Controller
 
 Obj = dict[str, Any]
 

@@ -1,5 +1,5 @@
-"""The runtime plugged into the Manager (see the seam in manager/app.py): API client, shared informers,
-event broadcaster, leader election and the ControllerContext every controller receives.
+"""The cluster wiring plugged into the Manager (its `install` seam): API client, shared informers, event
+broadcaster, leader election and the ControllerContext every controller receives.
 
 Start order (the Manager's groups): server → caches (event sender started, every controller's handlers
 registered, informers started and synced) → leader election (returns once we lead) → controllers. Stop in
@@ -16,15 +16,16 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from manager.controller import Controller, ControllerContext
+from manager.controller.base import Controller, ControllerContext
+from manager.lifecycle.manager import Group
 
 if TYPE_CHECKING:
-    from manager.app import BaseContext, Manager
     from manager.client.rest import ApiClient
     from manager.events import EventBroadcaster
     from manager.informers import InformerFactory
     from manager.leaderelection import LeaderElector
-    from manager.registry import ControllerInfo
+    from manager.lifecycle.descriptor import ControllerInfo
+    from manager.lifecycle.manager import BaseContext, Manager
 
 log = structlog.get_logger(__name__)
 
@@ -61,8 +62,8 @@ class CachesRunnable:
         await self.broadcaster.stop()
 
 
-class Runtime:
-    """What `install` builds; kept on the manager as `manager.runtime` for debugging and tests."""
+class Cluster:
+    """What `install` builds; kept on the manager as `manager.cluster` for debugging and tests."""
 
     def __init__(self, manager: Manager, client: ApiClient) -> None:
         from manager.events import EventBroadcaster
@@ -94,7 +95,6 @@ class Runtime:
 
 async def install(manager: Manager) -> None:
     """Called once by the Manager before it builds the controllers and starts its groups."""
-    from manager.app import Group
 
     if not any(isinstance(i.cls, type) and issubclass(i.cls, Controller) for i in manager.controllers):
         log.info("no controllers enabled: not connecting to an API server")
@@ -105,8 +105,8 @@ async def install(manager: Manager) -> None:
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
     manager.add_shutdown_hook(client.close)
-    runtime = Runtime(manager, client)
-    manager.runtime = runtime  # type: ignore[attr-defined]
+    runtime = Cluster(manager, client)
+    manager.cluster = runtime
     manager.context_factory = runtime.context
     caches = CachesRunnable(runtime.factory, runtime.broadcaster, runtime.controllers)
     manager.add_runnable(Group.CACHES, caches)

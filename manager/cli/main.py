@@ -23,10 +23,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import ValidationError
 
-from manager.durations import format_duration
-from manager.registry import ControllerInfo, RegistryError, discover
-from manager.selection import SelectionError, select
-from manager.settings import ConfigFileError, Settings, is_duration
+from manager.cli.controllers_flag import SelectionError, select
+from manager.cli.plugins import RegistryError, discover
+from manager.config.durations import format_duration
+from manager.config.settings import ConfigFileError, Settings, is_duration
+from manager.lifecycle.descriptor import ControllerInfo
 
 USAGE_EXIT_CODE = 2
 _ACTIONS = {
@@ -237,7 +238,7 @@ def _main(argv: Sequence[str]) -> int:
         enabled = select(settings.controllers, _discover())
     except SelectionError as exc:
         raise UsageError(str(exc)) from None
-    from manager.logging import configure_logging
+    from manager.cli.logging import configure_logging
 
     configure_logging(settings.log_format, settings.log_level)
     return asyncio.run(serve(settings, enabled))
@@ -266,14 +267,15 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     """Run the manager (after starting the sandbox when asked) until it is told to stop."""
     import structlog
 
-    from manager.app import Manager, StartupError
-    from manager.sandbox import SandboxApplyError
-    from manager.server import ServerBindError
+    from manager.cli.sandbox import SandboxApplyError
+    from manager.lifecycle.cluster import install
+    from manager.lifecycle.manager import Manager, StartupError
+    from manager.lifecycle.server import ServerBindError
 
     log = structlog.get_logger(__name__)
     sandbox = None
     if settings.sandbox:
-        from manager import sandbox as sandbox_module
+        from manager.cli import sandbox as sandbox_module
 
         try:
             sandbox = await sandbox_module.Sandbox.start(settings)
@@ -289,7 +291,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
         if sandbox is not None and settings.sandbox_apply:
             created = await sandbox_module.apply_manifests(sandbox.url, settings.sandbox_apply)
             log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
-        return await Manager(settings, controllers).run()
+        return await Manager(settings, controllers, install=install).run()
     except (ServerBindError, SandboxApplyError) as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:

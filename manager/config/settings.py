@@ -23,7 +23,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from manager.durations import parse_duration
+from manager.config.durations import parse_duration
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 

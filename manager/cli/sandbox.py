@@ -17,7 +17,7 @@ import aiohttp
 import structlog
 import yaml
 
-from manager.settings import Settings
+from manager.config.settings import Settings
 
 log = structlog.get_logger(__name__)
 

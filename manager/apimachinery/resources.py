@@ -1,0 +1,84 @@
+"""Group/version/resource addressing and the built-in resources the manager uses.
+
+Every request the client makes is addressed by a `GroupVersionResource`; nothing on the hot path knows about
+typed models. Custom resources are found through discovery (`manager.client.discovery.resolve`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVersionResource:
+    """One REST resource: `group` ("" = core), `version`, plural `resource`, `kind`, `namespaced`."""
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        """The `apiVersion` field of objects of this resource ("v1", "batch/v1")."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version_path(self) -> str:
+        """ "/api/v1" for the core group, "/apis/<group>/<version>" otherwise."""
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    def api_path(
+        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
+        """The URL path of the collection (name=None) or of one object, optionally of its subresource.
+
+        A namespaced resource with namespace=None addresses all namespaces (list/watch only).
+        """
+        parts = [self.group_version_path]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.resource)
+        if name is not None:
+            parts.append(quote(name, safe=""))
+            if subresource:
+                parts.append(subresource)
+        elif subresource:
+            raise ValueError("a subresource needs an object name")
+        return "/".join(parts)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.resource}.{self.version}.{self.group}"
+            if self.group
+            else f"{self.resource}.{self.version}"
+        )
+
+
+PODS = GroupVersionResource("", "v1", "pods", "Pod")
+EVENTS = GroupVersionResource("", "v1", "events", "Event")
+NAMESPACES = GroupVersionResource("", "v1", "namespaces", "Namespace", namespaced=False)
+NODES = GroupVersionResource("", "v1", "nodes", "Node", namespaced=False)
+CONFIGMAPS = GroupVersionResource("", "v1", "configmaps", "ConfigMap")
+JOBS = GroupVersionResource("batch", "v1", "jobs", "Job")
+REPLICASETS = GroupVersionResource("apps", "v1", "replicasets", "ReplicaSet")
+DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments", "Deployment")
+LEASES = GroupVersionResource("coordination.k8s.io", "v1", "leases", "Lease")
+CUSTOMRESOURCEDEFINITIONS = GroupVersionResource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
+
+BUILTIN: tuple[GroupVersionResource, ...] = (
+    PODS,
+    EVENTS,
+    NAMESPACES,
+    NODES,
+    CONFIGMAPS,
+    JOBS,
+    REPLICASETS,
+    DEPLOYMENTS,
+    LEASES,
+    CUSTOMRESOURCEDEFINITIONS,
+)

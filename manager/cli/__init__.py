@@ -1,0 +1,1 @@
+"""The aiokcm command line: flags, settings loading, --controllers, plugin discovery, logging, the sandbox."""

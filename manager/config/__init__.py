@@ -1,0 +1,1 @@
+"""Configuration: the settings model (flags, environment, --config file) and Go-style durations."""

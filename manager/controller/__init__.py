@@ -1,0 +1,1 @@
+"""The controller API: the reconcile contract, the Controller base class, watches, handlers, workers."""

@@ -1,0 +1,1 @@
+"""Metric primitives shared by the client and the work queues."""
