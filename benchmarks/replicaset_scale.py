@@ -63,7 +63,7 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=url, qps=0)
     try:
-        while not getattr(getattr(manager, "runtime", None), "controllers", None):  # noqa: ASYNC110
+        while not getattr(manager.cluster, "controllers", None):  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
         async def until_replicas(value: int) -> None:

@@ -13,7 +13,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from manager.apimachinery.metatime import format_time
+    from manager.apimachinery.metatime import (
+        format_time,
+    )
+    from manager.apimachinery.objects import (
+        controller_owner,
+        object_key,
+    )
     from manager.apimachinery.resources import (
         CONFIGMAPS,
         CUSTOMRESOURCEDEFINITIONS,
@@ -39,33 +45,46 @@ if TYPE_CHECKING:
         ServerError,
         TooManyRequests,
     )
-    from manager.client.rest import ApiClient
+    from manager.client.rest import (
+        ApiClient,
+    )
     from manager.controller.base import (
         Controller,
         ControllerContext,
         PolicyRule,
+        SecondaryQueue,
+    )
+    from manager.controller.expectations import (
+        ControllerExpectations,
+    )
+    from manager.controller.reconcile import (
         Request,
         Result,
-        SecondaryQueue,
         TerminalError,
-        Watch,
-        for_,
-        owns,
-        watches,
     )
-    from manager.controller.expectations import ControllerExpectations
-    from manager.controller.handlers import EventHandler, controller_owner, unwrap_tombstone
-    from manager.events import EventRecorder
+    from manager.controller.watches import (
+        For,
+        Owns,
+        Watch,
+        Watches,
+        WatchesWith,
+    )
+    from manager.events import (
+        EventRecorder,
+    )
     from manager.informers import (
-        CONTROLLER_OWNER_UID_INDEX,
+        CONTROLLER_UID_INDEX,
         NAMESPACE_INDEX,
         DeletedFinalStateUnknown,
+        EventHandler,
         EventHandlerFuncs,
         HandlerRegistration,
         Indexer,
         InformerFactory,
         SharedInformer,
+        controller_uid_index,
         final_object,
+        orphan_index_key,
     )
     from manager.workqueue import (
         BucketRateLimiter,
@@ -82,6 +101,20 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "format_time": "manager.apimachinery.metatime",
+    "controller_owner": "manager.apimachinery.objects",
+    "object_key": "manager.apimachinery.objects",
+    "CONFIGMAPS": "manager.apimachinery.resources",
+    "CUSTOMRESOURCEDEFINITIONS": "manager.apimachinery.resources",
+    "DEPLOYMENTS": "manager.apimachinery.resources",
+    "EVENTS": "manager.apimachinery.resources",
+    "JOBS": "manager.apimachinery.resources",
+    "LEASES": "manager.apimachinery.resources",
+    "NAMESPACES": "manager.apimachinery.resources",
+    "NODES": "manager.apimachinery.resources",
+    "PODS": "manager.apimachinery.resources",
+    "REPLICASETS": "manager.apimachinery.resources",
+    "GroupVersionResource": "manager.apimachinery.resources",
     "AlreadyExists": "manager.client.errors",
     "ApiError": "manager.client.errors",
     "BadRequest": "manager.client.errors",
@@ -96,40 +129,29 @@ _EXPORTS: dict[str, str] = {
     "Controller": "manager.controller.base",
     "ControllerContext": "manager.controller.base",
     "PolicyRule": "manager.controller.base",
-    "Request": "manager.controller.base",
-    "Result": "manager.controller.base",
     "SecondaryQueue": "manager.controller.base",
-    "TerminalError": "manager.controller.base",
-    "Watch": "manager.controller.base",
-    "for_": "manager.controller.base",
-    "owns": "manager.controller.base",
-    "watches": "manager.controller.base",
-    "EventRecorder": "manager.events",
     "ControllerExpectations": "manager.controller.expectations",
-    "EventHandler": "manager.controller.handlers",
-    "controller_owner": "manager.controller.handlers",
-    "unwrap_tombstone": "manager.controller.handlers",
-    "CONTROLLER_OWNER_UID_INDEX": "manager.informers",
+    "Request": "manager.controller.reconcile",
+    "Result": "manager.controller.reconcile",
+    "TerminalError": "manager.controller.reconcile",
+    "For": "manager.controller.watches",
+    "Owns": "manager.controller.watches",
+    "Watch": "manager.controller.watches",
+    "Watches": "manager.controller.watches",
+    "WatchesWith": "manager.controller.watches",
+    "EventRecorder": "manager.events",
+    "CONTROLLER_UID_INDEX": "manager.informers",
     "NAMESPACE_INDEX": "manager.informers",
     "DeletedFinalStateUnknown": "manager.informers",
+    "EventHandler": "manager.informers",
     "EventHandlerFuncs": "manager.informers",
     "HandlerRegistration": "manager.informers",
     "Indexer": "manager.informers",
     "InformerFactory": "manager.informers",
     "SharedInformer": "manager.informers",
+    "controller_uid_index": "manager.informers",
     "final_object": "manager.informers",
-    "format_time": "manager.apimachinery.metatime",
-    "CONFIGMAPS": "manager.apimachinery.resources",
-    "CUSTOMRESOURCEDEFINITIONS": "manager.apimachinery.resources",
-    "DEPLOYMENTS": "manager.apimachinery.resources",
-    "EVENTS": "manager.apimachinery.resources",
-    "JOBS": "manager.apimachinery.resources",
-    "LEASES": "manager.apimachinery.resources",
-    "NAMESPACES": "manager.apimachinery.resources",
-    "NODES": "manager.apimachinery.resources",
-    "PODS": "manager.apimachinery.resources",
-    "REPLICASETS": "manager.apimachinery.resources",
-    "GroupVersionResource": "manager.apimachinery.resources",
+    "orphan_index_key": "manager.informers",
     "BucketRateLimiter": "manager.workqueue",
     "DelayingQueue": "manager.workqueue",
     "ItemExponentialFailureRateLimiter": "manager.workqueue",
@@ -145,7 +167,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "CONFIGMAPS",
-    "CONTROLLER_OWNER_UID_INDEX",
+    "CONTROLLER_UID_INDEX",
     "CUSTOMRESOURCEDEFINITIONS",
     "DEPLOYMENTS",
     "EVENTS",
@@ -171,6 +193,7 @@ __all__ = [
     "EventHandlerFuncs",
     "EventRecorder",
     "Expired",
+    "For",
     "Forbidden",
     "GroupVersionResource",
     "HandlerRegistration",
@@ -181,6 +204,7 @@ __all__ = [
     "ItemFastSlowRateLimiter",
     "MaxOfRateLimiter",
     "NotFound",
+    "Owns",
     "PolicyRule",
     "Queue",
     "QueueShutDown",
@@ -194,15 +218,16 @@ __all__ = [
     "TerminalError",
     "TooManyRequests",
     "Watch",
+    "Watches",
+    "WatchesWith",
     "controller_owner",
+    "controller_uid_index",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
     "final_object",
-    "for_",
     "format_time",
-    "owns",
-    "unwrap_tombstone",
-    "watches",
+    "object_key",
+    "orphan_index_key",
 ]
 
 

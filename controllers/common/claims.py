@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controllers.common.podutil import Obj, Selector, get_controller_of, is_terminating, labels_of, meta
+from controllers.common.podutil import Obj, Selector, is_terminating, labels_of, meta
+from manager import controller_owner
 
 PatchPod = Callable[[str, str, Obj], Awaitable[object]]  # (namespace, name, strategic-merge-patch body)
 GetOwner = Callable[[], Awaitable[Mapping[str, Any]]]  # uncached GET of the owner
@@ -114,7 +115,7 @@ class ControllerRefManager:
         return claimed
 
     async def claim_pod(self, pod: Obj) -> bool:
-        ref = get_controller_of(pod)
+        ref = controller_owner(pod)
         owner_deleting = is_terminating(self.owner)
         if ref is not None:
             if ref.get("uid") != self.owner_uid:

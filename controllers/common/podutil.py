@@ -16,10 +16,6 @@ Obj = dict[str, Any]
 
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
-# Index name and function for pods keyed by their controller's UID; orphans go under a per-namespace key.
-POD_CONTROLLER_UID_INDEX = "podControllerUID"
-_ORPHAN_PREFIX = "_ORPHAN_POD/"
-
 
 # -------------------- times
 
@@ -38,13 +34,6 @@ def parse_time(value: str | None) -> float | None:
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     m: Mapping[str, Any] = obj.get("metadata") or {}
     return m
-
-
-def object_key(obj: Mapping[str, Any]) -> str:
-    """The cache key `namespace/name` (or `name` for cluster-scoped objects)."""
-    m = meta(obj)
-    ns = m.get("namespace")
-    return f"{ns}/{m.get('name', '')}" if ns else str(m.get("name", ""))
 
 
 def is_terminating(obj: Mapping[str, Any]) -> bool:
@@ -123,15 +112,6 @@ def node_name(pod: Mapping[str, Any]) -> str:
 # -------------------- owner references
 
 
-def get_controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ownerReference with `controller: true`, if any."""
-    for ref in meta(obj).get("ownerReferences") or ():
-        if ref.get("controller") is True:
-            r: Mapping[str, Any] = ref
-            return r
-    return None
-
-
 def new_controller_ref(owner: Mapping[str, Any], api_version: str, kind: str) -> Obj:
     """The ownerReference a controller puts on what it creates (metav1.NewControllerRef)."""
     m = meta(owner)
@@ -143,18 +123,6 @@ def new_controller_ref(owner: Mapping[str, Any], api_version: str, kind: str) ->
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def pod_controller_uid_index(pod: Mapping[str, Any]) -> list[str]:
-    """Index function: the controller UID, or `_ORPHAN_POD/<namespace>` for pods without a controller."""
-    ref = get_controller_of(pod)
-    if ref is not None:
-        return [str(ref.get("uid", ""))]
-    return [orphan_index_key(str(meta(pod).get("namespace") or ""))]
-
-
-def orphan_index_key(namespace: str) -> str:
-    return _ORPHAN_PREFIX + namespace
 
 
 # -------------------- pods from templates
@@ -304,12 +272,6 @@ class Selector:
 def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     labels: Mapping[str, str] = meta(obj).get("labels") or {}
     return labels
-
-
-def controller_uid_index(obj: Mapping[str, Any]) -> list[str]:
-    """Index function: the controller owner's UID, or nothing for objects without a controller."""
-    ref = get_controller_of(obj)
-    return [str(ref.get("uid", ""))] if ref is not None else []
 
 
 def ensure_indexer(indexer: Any, name: str, func: Any) -> None:

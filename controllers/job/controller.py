@@ -14,12 +14,9 @@ from typing import Any, ClassVar
 
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
-    POD_CONTROLLER_UID_INDEX,
     Selector,
     ensure_indexer,
     labels_of,
-    orphan_index_key,
-    pod_controller_uid_index,
 )
 from controllers.job import spec as js
 from controllers.job.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
@@ -31,6 +28,7 @@ from controllers.job.podcontrol import PodControl
 from controllers.job.staleness import StaleWrites
 from controllers.job.sync import sync_job
 from manager import (
+    CONTROLLER_UID_INDEX,
     JOBS,
     PODS,
     Controller,
@@ -44,9 +42,11 @@ from manager import (
     Request,
     Result,
     SecondaryQueue,
+    WatchesWith,
     controller_owner,
+    controller_uid_index,
+    orphan_index_key,
 )
-from manager import watches as watch_with
 
 Obj = dict[str, Any]
 JOB_API_BACKOFF = 1.0
@@ -73,8 +73,8 @@ class JobController(Controller):
     )
     # The handlers only read caches, settle expectations and enqueue: inline.
     watches = (
-        watch_with(JOBS, handler=JobEventHandler, inline=True),
-        watch_with(PODS, handler=PodEventHandler, inline=True),
+        WatchesWith(JOBS, JobEventHandler, inline=True),
+        WatchesWith(PODS, PodEventHandler, inline=True),
     )
 
     # Tunables (upstream values); tests subclass to shorten them.
@@ -121,7 +121,7 @@ class JobController(Controller):
 
     def setup(self) -> None:
         super().setup()
-        ensure_indexer(self.pods, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
+        ensure_indexer(self.pods, CONTROLLER_UID_INDEX, controller_uid_index)
 
     # ------------------------------------------------------------------ queueing
     def enqueue_key(self, key: str) -> None:
@@ -142,7 +142,7 @@ class JobController(Controller):
 
     def cleanup_pod_finalizers(self, job: Obj) -> None:
         job_uid = job["metadata"].get("uid")
-        for pod in self.pods.by_index(POD_CONTROLLER_UID_INDEX, str(job_uid)):
+        for pod in self.pods.by_index(CONTROLLER_UID_INDEX, str(job_uid)):
             if has_tracking_finalizer(pod):
                 self.enqueue_orphan(pod)
 
@@ -168,8 +168,8 @@ class JobController(Controller):
         meta = job["metadata"]
         namespace, job_uid = meta.get("namespace", ""), str(meta.get("uid"))
         candidates = [
-            *self.pods.by_index(POD_CONTROLLER_UID_INDEX, job_uid),
-            *self.pods.by_index(POD_CONTROLLER_UID_INDEX, orphan_index_key(namespace)),
+            *self.pods.by_index(CONTROLLER_UID_INDEX, job_uid),
+            *self.pods.by_index(CONTROLLER_UID_INDEX, orphan_index_key(namespace)),
         ]
 
         async def patch_pod(ns: str, name: str, body: Obj) -> object:

@@ -14,7 +14,7 @@ from controllers.job import metrics as m
 from controllers.job import spec as js
 from controllers.job.conditions import is_job_finished
 from controllers.job.counting import has_tracking_finalizer, is_terminal, uid
-from manager import controller_owner, unwrap_tombstone
+from manager import DeletedFinalStateUnknown, controller_owner, final_object
 
 if TYPE_CHECKING:
     from controllers.job.controller import JobController
@@ -67,10 +67,8 @@ class JobEventHandler:
         ):
             self.ctl.enqueue_key_after(key, float(deadline) - (self.ctl.now() - start))
 
-    def on_delete(self, obj: Any) -> None:
-        job = unwrap_tombstone(obj)
-        if job is None:
-            return
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        job = final_object(obj)
         self.ctl.stale_writes.forget(_key(job))
         self.ctl.enqueue_key(_key(job))
         self.ctl.cleanup_pod_finalizers(job)
@@ -134,10 +132,8 @@ class PodEventHandler:
             for job in self.ctl.jobs_selecting(pod):
                 self.ctl.enqueue_key_batched(_key(job))
 
-    def on_delete(self, obj: Any) -> None:
-        pod = unwrap_tombstone(obj)
-        if pod is None:
-            return
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        pod = final_object(obj)
         record_finished_pod_with_finalizer(pod, None)
         self._deleted(pod, final=True)
 

@@ -13,20 +13,16 @@ from typing import Any, ClassVar
 
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
-    POD_CONTROLLER_UID_INDEX,
     InvalidSelectorError,
     Obj,
     Selector,
-    controller_uid_index,
     ensure_indexer,
     is_terminating,
     labels_of,
     meta,
-    orphan_index_key,
-    pod_controller_uid_index,
 )
 from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
-from controllers.replicaset.manage import RS_CONTROLLER_UID_INDEX, manage_replicas
+from controllers.replicaset.manage import manage_replicas
 from controllers.replicaset.podfacts import PodFacts, PodFactsCache, count_replicas
 from controllers.replicaset.status import (
     calculate_status,
@@ -35,6 +31,7 @@ from controllers.replicaset.status import (
     with_status,
 )
 from manager import (
+    CONTROLLER_UID_INDEX,
     PODS,
     REPLICASETS,
     ApiError,
@@ -45,7 +42,9 @@ from manager import (
     Request,
     Result,
     Watch,
-    watches,
+    WatchesWith,
+    controller_uid_index,
+    orphan_index_key,
 )
 
 STATUS_UPDATE_RETRIES = 1
@@ -75,8 +74,8 @@ class ReplicaSetController(Controller):
     )
     # The handlers only read caches, settle expectations and enqueue: inline.
     watches: ClassVar[tuple[Watch, ...]] = (
-        watches(REPLICASETS, handler=_replicaset_events, inline=True),
-        watches(PODS, handler=_pod_events, inline=True),
+        WatchesWith(REPLICASETS, _replicaset_events, inline=True),
+        WatchesWith(PODS, _pod_events, inline=True),
     )
 
     def __init__(self, ctx: ControllerContext) -> None:
@@ -92,8 +91,8 @@ class ReplicaSetController(Controller):
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
         super().setup()
-        ensure_indexer(self.pods.indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
-        ensure_indexer(self.replicasets.indexer, RS_CONTROLLER_UID_INDEX, controller_uid_index)
+        ensure_indexer(self.pods.indexer, CONTROLLER_UID_INDEX, controller_uid_index)
+        ensure_indexer(self.replicasets.indexer, CONTROLLER_UID_INDEX, controller_uid_index)
 
     @property
     def pods(self) -> Any:
@@ -228,9 +227,9 @@ class ReplicaSetController(Controller):
         deleting everything: that path does not sort)."""
         index = self.pods.indexer
         m = meta(rs)
-        owned: list[Obj] = index.by_index(POD_CONTROLLER_UID_INDEX, str(m.get("uid") or ""))
+        owned: list[Obj] = index.by_index(CONTROLLER_UID_INDEX, str(m.get("uid") or ""))
         orphan_key = orphan_index_key(str(m.get("namespace")))
-        orphans: list[Obj] = index.by_index(POD_CONTROLLER_UID_INDEX, orphan_key)
+        orphans: list[Obj] = index.by_index(CONTROLLER_UID_INDEX, orphan_key)
         return owned + orphans if orphans else owned
 
     async def _patch_pod(self, namespace: str, name: str, body: Obj) -> object:

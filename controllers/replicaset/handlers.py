@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controllers.common.podutil import Obj, get_controller_of, is_ready, is_terminating, labels_of, meta
-from manager import Request, unwrap_tombstone
+from controllers.common.podutil import Obj, is_ready, is_terminating, labels_of, meta
+from manager import DeletedFinalStateUnknown, Request, controller_owner, final_object
 
 if TYPE_CHECKING:
     from controllers.replicaset.controller import ReplicaSetController
@@ -27,10 +27,8 @@ class ReplicaSetEvents:
             self.on_delete(old)
         self.ctl.enqueue(Request.for_object(new))
 
-    def on_delete(self, obj: Any) -> None:
-        rs = unwrap_tombstone(obj)
-        if rs is None:
-            return
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        rs = final_object(obj)
         request = Request.for_object(rs)
         self.ctl.forget_replicaset(request.key, str(meta(rs).get("uid") or ""))
         self.ctl.enqueue(request)
@@ -48,7 +46,7 @@ class PodEvents:
             # Already being deleted when first seen (e.g. after a restart): not a creation we wait for.
             self.on_delete(pod)
             return
-        ref = get_controller_of(pod)
+        ref = controller_owner(pod)
         if ref is not None:
             rs = self.ctl.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)
             if rs is None:
@@ -73,8 +71,8 @@ class PodEvents:
             if label_changed:
                 self.on_delete(old_pod)
             return
-        cur_ref = get_controller_of(cur)
-        old_ref = get_controller_of(old_pod)
+        cur_ref = controller_owner(cur)
+        old_ref = controller_owner(old_pod)
         namespace = str(meta(cur).get("namespace") or "")
         ref_changed = cur_ref != old_ref
         if ref_changed and old_ref is not None:
@@ -96,11 +94,9 @@ class PodEvents:
             for rs in self.ctl.replicasets_selecting(cur):
                 self.ctl.enqueue(Request.for_object(rs))
 
-    def on_delete(self, obj: Any) -> None:
-        pod = unwrap_tombstone(obj)
-        if pod is None:
-            return
-        ref = get_controller_of(pod)
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        pod = final_object(obj)
+        ref = controller_owner(pod)
         if ref is None:
             return  # nobody waits for an orphan to go
         rs = self.ctl.resolve_controller_ref(str(meta(pod).get("namespace") or ""), ref)

@@ -12,7 +12,6 @@ from prometheus_client import Histogram
 from controllers.common.podutil import (
     Obj,
     Selector,
-    get_controller_of,
     labels_of,
     meta,
     new_controller_ref,
@@ -26,13 +25,12 @@ from controllers.common.ranking import (
 )
 from controllers.common.slowstart import slow_start_batch
 from controllers.replicaset.status import desired_replicas, error_message
-from manager import PODS, REPLICASETS, ApiError, NotFound
+from manager import CONTROLLER_UID_INDEX, PODS, REPLICASETS, ApiError, NotFound, controller_owner
 
 if TYPE_CHECKING:
     from controllers.replicaset.controller import ReplicaSetController
 
 BURST_REPLICAS = 500
-RS_CONTROLLER_UID_INDEX = "replicaset-controller-uid"
 
 SORTING_DELETION_AGE_RATIO = Histogram(
     "replicaset_controller_sorting_deletion_age_ratio",
@@ -136,12 +134,12 @@ def pods_to_delete(
 def indirectly_related_pods(ctl: ReplicaSetController, rs: Mapping[str, Any]) -> list[Obj]:
     """Pods selected by any ReplicaSet with the same controller owner (e.g. every ReplicaSet of one
     Deployment); none when the ReplicaSet has no controller."""
-    ref = get_controller_of(rs)
+    ref = controller_owner(rs)
     if ref is None:
         return []
     seen: set[str] = set()
     related: list[Obj] = []
-    for other in ctl.replicasets.indexer.by_index(RS_CONTROLLER_UID_INDEX, str(ref.get("uid", ""))):
+    for other in ctl.replicasets.indexer.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid", ""))):
         selector = ctl.selector_of(other)
         if selector is None:
             continue

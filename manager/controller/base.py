@@ -7,16 +7,14 @@ A controller is a class registered under the entry-point group ``aiokcm.controll
         aliases = ("pipeline",)
         concurrency = 5                       # or the name of a Settings field: "concurrent_job_syncs"
         rbac = (PolicyRule(("example.com",), ("pipelines",), ("get", "list", "watch", "update")),)
-        watches = (for_(PIPELINES), owns(PODS))
+        watches = (For(PIPELINES), Owns(PODS))
 
         async def reconcile(self, request: Request) -> Result | None:
             pipeline = self.lister(PIPELINES).get_by_key(request.key)
             ...
 
-Reconcile is level-triggered and key-based: it gets a namespace/name, reads the current state from the
-informer caches and drives the world towards the desired state. The returned value decides what happens to
-the key: None or Result() → done (failures forgotten); Result(requeue_after=s) → reconcile again in s
-seconds; an exception → retry after the rate limiter's backoff; TerminalError → logged, counted, not retried.
+The reconcile contract (Request, Result, TerminalError) is in manager.controller.reconcile; the watch
+declarations in manager.controller.watches.
 """
 
 from __future__ import annotations
@@ -28,18 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import structlog
 
-from manager.controller.handlers import (
-    EnqueueForObject,
-    EnqueueForOwner,
-    EnqueueMapped,
-    EventHandler,
-    Request,
-    Watch,
-    for_,
-    owns,
-    watches,
-)
-from manager.controller.worker import ReconcileStats, Result, TerminalError, debug_state
+from manager.controller.reconcile import Request, Result
+from manager.controller.watches import Watch
+from manager.controller.worker import ReconcileStats, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
@@ -48,20 +37,6 @@ if TYPE_CHECKING:
     from manager.config.settings import Settings
     from manager.events import EventRecorder
     from manager.informers import HandlerRegistration, Indexer, InformerFactory, SharedInformer
-
-__all__ = [
-    "Controller",
-    "ControllerContext",
-    "PolicyRule",
-    "Request",
-    "Result",
-    "SecondaryQueue",
-    "TerminalError",
-    "Watch",
-    "for_",
-    "owns",
-    "watches",
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +107,8 @@ class Controller:
     - `queue_name`: the work queue's name in `workqueue_*` metrics (default: name without "-controller").
     - `rate_limiter`: a zero-argument factory of the queue's rate limiter (default: client-go's controller
       limiter, max(per item 5 ms·2^n ≤ 1000 s, 10 qps burst 100)).
-    - `rbac`: the PolicyRules it needs; `watches`: its informers and event mappings (`for_`, `owns`,
-      `watches`); override `declare_watches()` instead when they depend on the instance.
+    - `rbac`: the PolicyRules it needs; `watches`: its informers and event mappings (`For`, `Owns`,
+      `Watches`, `WatchesWith`); override `declare_watches()` instead when they depend on the instance.
     - secondary queues: override `secondary_queues()` to run more queues, each with its own handler and
       workers, beside the reconcile workers (see `SecondaryQueue`); `run_queue()` runs one by hand.
     - `need_leader_election`: False starts the controller right after the informer caches sync, on
@@ -250,7 +225,6 @@ class Controller:
         """
         if self._registered:
             return
-        primary = next((w for w in self.declare_watches() if w.mode == "self"), None)
         for watch in self.declare_watches():
             informer = self.informer(
                 watch.resource,
@@ -259,25 +233,10 @@ class Controller:
                 field_selector=watch.field_selector,
                 metadata_only=watch.metadata_only,
             )
-            handler = self._handler_for(watch, primary)
+            handler = watch.event_handler(self, self.queue.add)
             self._registrations.append(informer.add_event_handler(handler, inline=watch.inline))
             self._watched.append(watch)
         self._registered = True
-
-    def _handler_for(self, watch: Watch, primary: Watch | None) -> EventHandler:
-        if watch.mode == "self":
-            return EnqueueForObject(self.queue.add)
-        if watch.mode == "owner":
-            kind = watch.owner_kind or (primary.resource.kind if primary else None)
-            api_version = watch.owner_api_version or (primary.resource.api_version if primary else None)
-            if kind is None or api_version is None:
-                raise ValueError(f"{self.name}: owns() needs kind/api_version when there is no for_() watch")
-            return EnqueueForOwner(self.queue.add, kind, api_version.rpartition("/")[0])
-        if watch.mode == "map" and watch.map_fn is not None:
-            return EnqueueMapped(self.queue.add, watch.map_fn)
-        if watch.mode == "handler" and watch.handler is not None:
-            return watch.handler(self)
-        raise ValueError(f"{self.name}: malformed watch {watch!r}")
 
     async def run(self) -> None:
         """Wait for the informers to sync, then run `workers()` reconcile workers (and the workers of every

@@ -20,29 +20,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
-from manager.controller.handlers import Request
+from manager.controller.reconcile import Request, Result, TerminalError
 from manager.workqueue import QueueShutDown, RateLimitingQueue
 
 if TYPE_CHECKING:
     from manager.controller.base import Controller
 
 T = TypeVar("T", bound=Hashable)
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """What to do with the key after a successful reconcile.
-
-    `requeue_after`: reconcile the key again after this many seconds (failures are forgotten first).
-    `requeue`: retry through the rate limiter, as if it had failed (controller-runtime's deprecated Requeue).
-    """
-
-    requeue_after: float | None = None
-    requeue: bool = False
-
-
-class TerminalError(Exception):
-    """Raise from reconcile for an error retrying cannot fix: it is logged and counted, never retried."""
 
 
 RECONCILE_BUCKETS = (

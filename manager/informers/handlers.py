@@ -20,7 +20,7 @@ class DeletedFinalStateUnknown:
     obj: Obj
 
 
-class ResourceEventHandler(Protocol):
+class EventHandler(Protocol):
     """Receives an informer's notifications, in order per object, each handler on its own task.
 
     Methods may be plain functions or coroutines. They should be quick (map to keys, add to a work queue); an
@@ -36,7 +36,7 @@ class ResourceEventHandler(Protocol):
 
 @dataclass
 class EventHandlerFuncs:
-    """A handler built from optional callables (client-go's ResourceEventHandlerFuncs)."""
+    """A handler built from optional callables (client-go's EventHandlerFuncs)."""
 
     add: Callable[[Obj, bool], Awaitable[None] | None] | None = None
     update: Callable[[Obj, Obj], Awaitable[None] | None] | None = None

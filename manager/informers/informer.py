@@ -20,14 +20,15 @@ from manager.apimachinery.resources import GroupVersionResource
 from manager.client.rest import ApiClient
 from manager.informers import metrics
 from manager.informers.gcpolicy import GC_POLICY
-from manager.informers.handlers import DeletedFinalStateUnknown, ResourceEventHandler
+from manager.informers.handlers import DeletedFinalStateUnknown, EventHandler
 from manager.informers.listener import ADD as _ADD
 from manager.informers.listener import DELETE as _DELETE
 from manager.informers.listener import SYNCED as _SYNCED
 from manager.informers.listener import UPDATE as _UPDATE
 from manager.informers.listener import HandlerRegistration, replay_batch
 from manager.informers.reflector import Reflector
-from manager.informers.store import Indexer, IndexFunc, object_key
+from manager.apimachinery.objects import object_key
+from manager.informers.store import Indexer, IndexFunc
 from manager.informers.transform import (
     Transform,
     drops_managed_fields,
@@ -117,7 +118,7 @@ class SharedInformer:
 
     # ------------------------------------------------------------------ handlers
     def add_event_handler(
-        self, handler: ResourceEventHandler, resync_period: float = 0.0, *, inline: bool = False
+        self, handler: EventHandler, resync_period: float = 0.0, *, inline: bool = False
     ) -> HandlerRegistration:
         """Register a handler (before or after start). `resync_period` > 0 replays the cache periodically.
 

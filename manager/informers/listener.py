@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from manager.informers import metrics
-from manager.informers.handlers import ResourceEventHandler
+from manager.informers.handlers import EventHandler
 
 if TYPE_CHECKING:
     from manager.informers.informer import SharedInformer
@@ -49,7 +49,7 @@ class HandlerRegistration:
     def __init__(
         self,
         informer: SharedInformer,
-        handler: ResourceEventHandler,
+        handler: EventHandler,
         resync_period: float,
         inline: bool = False,
     ) -> None:

@@ -10,35 +10,14 @@ import builtins
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from manager.apimachinery.objects import controller_owner
+
 Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], list[str]]
 
 NAMESPACE_INDEX = "namespace"
-CONTROLLER_OWNER_UID_INDEX = "controller-owner-uid"
-
-
-class BadObjectError(ValueError):
-    """The object has no readable `metadata.name` (bad input); it cannot be cached."""
-
-
-def object_key(obj: Obj) -> str:
-    """`namespace/name` for namespaced objects, `name` for cluster-scoped ones (client-go's key function)."""
-    meta = obj["metadata"]
-    name = meta["name"]
-    namespace = meta.get("namespace")
-    if type(name) is not str or not name:
-        raise BadObjectError("metadata.name is not a non-empty string")
-    if namespace:
-        if type(namespace) is not str:
-            raise BadObjectError("metadata.namespace is not a string")
-        return f"{namespace}/{name}"
-    return name
-
-
-def split_key(key: str) -> tuple[str, str]:
-    """(namespace, name) of a key; namespace is "" for cluster-scoped objects."""
-    namespace, sep, name = key.partition("/")
-    return (namespace, name) if sep else ("", key)
+CONTROLLER_UID_INDEX = "controllerUID"
+ORPHAN_INDEX_PREFIX = "_ORPHAN/"
 
 
 def namespace_index_func(obj: Obj) -> list[str]:
@@ -46,12 +25,19 @@ def namespace_index_func(obj: Obj) -> list[str]:
     return [obj["metadata"].get("namespace") or ""]
 
 
-def controller_owner_uid(obj: Obj) -> list[str]:
-    """Index func: the UID of the owner reference with `controller: true`, if any."""
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("uid"):
-            return [str(ref["uid"])]
-    return []
+def controller_uid_index(obj: Obj) -> list[str]:
+    """The owner index (CONTROLLER_UID_INDEX): the UID of the controller owner reference, or, for an object
+    without one, its namespace's orphan key (`orphan_index_key`), as upstream's PodControllerUIDIndex
+    (pkg/controller/controller_utils.go `AddPodControllerUIDIndexer`) so orphans are found by one lookup."""
+    ref = controller_owner(obj)
+    if ref is not None:
+        return [str(ref.get("uid", ""))]
+    return [ORPHAN_INDEX_PREFIX + (obj["metadata"].get("namespace") or "")]
+
+
+def orphan_index_key(namespace: str) -> str:
+    """The owner-index value under which objects of `namespace` that have no controller owner are listed."""
+    return ORPHAN_INDEX_PREFIX + namespace
 
 
 class Indexer:

@@ -153,7 +153,7 @@ async def start_manager(
         def controller() -> JobController | None:
             if task.done():
                 task.result()
-            for ctl in getattr(getattr(manager, "runtime", None), "controllers", ()):
+            for ctl in getattr(manager.cluster, "controllers", ()):
                 if isinstance(ctl, JobController) and ctl.informer(PODS).has_synced():
                     return ctl
             return None

@@ -136,7 +136,7 @@ async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
         def controller() -> ReplicaSetController | None:
             if task.done():
                 task.result()  # surface a start-up failure
-            runtime = getattr(manager, "runtime", None)
+            runtime = manager.cluster
             for ctl in getattr(runtime, "controllers", ()):
                 if not isinstance(ctl, ReplicaSetController):
                     continue

@@ -41,7 +41,7 @@ async def test_job_and_replicaset_share_one_pods_informer_whose_handlers_are_all
         def synced_runtime() -> Any:
             if task.done():
                 task.result()  # surface a start-up failure
-            runtime = getattr(manager, "runtime", None)
+            runtime = manager.cluster
             controllers = getattr(runtime, "controllers", ())
             if len(controllers) == 2 and runtime.factory.has_synced():
                 return runtime

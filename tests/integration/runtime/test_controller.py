@@ -17,16 +17,17 @@ from manager import (
     ApiClient,
     Controller,
     ControllerContext,
+    For,
     InformerFactory,
     ItemExponentialFailureRateLimiter,
+    Owns,
     RateLimitingQueue,
     Request,
     Result,
     SecondaryQueue,
     TerminalError,
-    for_,
-    owns,
-    watches,
+    Watches,
+    WatchesWith,
 )
 from manager.client.rest import create_client
 from manager.config.settings import Settings
@@ -41,7 +42,7 @@ class Toy(Controller):
     name = "toy-controller"
     concurrency = 4
     rate_limiter = staticmethod(lambda: ItemExponentialFailureRateLimiter(0.05, 1.0))
-    watches = (for_(CONFIGMAPS, label_selector=SELECTOR),)
+    watches = (For(CONFIGMAPS, label_selector=SELECTOR),)
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
@@ -325,13 +326,13 @@ def test_owner_change_enqueues_old_and_new_owner_and_tombstones_unwrap() -> None
 
 
 class OwnerMapper(Controller):
-    """owns() and watches(map_fn) wired through real informers."""
+    """Owns() and watches(map_fn) wired through real informers."""
 
     name = "owner-mapper-controller"
     watches = (
-        for_(CONFIGMAPS, label_selector="app=primary"),
-        owns(CONFIGMAPS, kind="ConfigMap", api_version="v1", label_selector="app=child"),
-        watches(
+        For(CONFIGMAPS, label_selector="app=primary"),
+        Owns(CONFIGMAPS, kind="ConfigMap", api_version="v1", label_selector="app=child"),
+        Watches(
             CONFIGMAPS, lambda obj: [Request("default", obj["data"]["target"])], label_selector="app=pointer"
         ),
     )
@@ -430,8 +431,8 @@ class Sidecar(Controller):
 
     name = "sidecar-controller"
     watches = (
-        for_(CONFIGMAPS, label_selector="app=primary"),
-        watches(CONFIGMAPS, handler=LabelCounter, label_selector="app=side"),
+        For(CONFIGMAPS, label_selector="app=primary"),
+        WatchesWith(CONFIGMAPS, LabelCounter, label_selector="app=side"),
     )
 
     def __init__(self, ctx: ControllerContext) -> None:

@@ -18,9 +18,9 @@ from manager import (
     ApiClient,
     Controller,
     ControllerContext,
+    For,
     InformerFactory,
     Request,
-    for_,
 )
 from manager.client.rest import create_client
 from manager.config.settings import Settings
@@ -100,7 +100,7 @@ class Noisy(Controller):
 
     name = "noisy-controller"
     concurrency = 2
-    watches = (for_(CONFIGMAPS, label_selector="app=noisy"),)
+    watches = (For(CONFIGMAPS, label_selector="app=noisy"),)
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

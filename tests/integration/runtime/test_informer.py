@@ -10,11 +10,11 @@ import pytest
 from manager.apimachinery.resources import CONFIGMAPS, PODS
 from manager.client import ApiClient, create_client
 from manager.informers import (
-    CONTROLLER_OWNER_UID_INDEX,
+    CONTROLLER_UID_INDEX,
     Backoff,
     EventHandlerFuncs,
     InformerFactory,
-    controller_owner_uid,
+    controller_uid_index,
     strip_managed_fields,
 )
 from tests.helpers import wait_for
@@ -161,14 +161,14 @@ async def test_metadata_only_informer_and_owner_index(client: ApiClient, factory
     for i in range(3):
         await client.create(PODS, pod(f"p{i}", owner_uid="rs-uid-1" if i < 2 else None))
     informer = factory.informer(PODS, namespace=NS, metadata_only=True)
-    informer.add_indexers({CONTROLLER_OWNER_UID_INDEX: controller_owner_uid})
+    informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
     factory.start()
     assert await informer.wait_for_cache_sync(10)
     cached = informer.indexer.get(NS, "p0")
     assert cached is not None
     assert cached["kind"] == "PartialObjectMetadata" and cached["apiVersion"] == "meta.k8s.io/v1"
     assert set(cached) == {"apiVersion", "kind", "metadata"} and "managedFields" not in cached["metadata"]
-    owned = informer.indexer.by_index(CONTROLLER_OWNER_UID_INDEX, "rs-uid-1")
+    owned = informer.indexer.by_index(CONTROLLER_UID_INDEX, "rs-uid-1")
     assert sorted(o["metadata"]["name"] for o in owned) == ["p0", "p1"]
     # watch events arrive as metadata too (the kubelet updates pod status meanwhile)
     await client.patch(PODS, "p2", {"metadata": {"labels": {"x": "y"}}}, NS)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from manager import CONFIGMAPS, LEASES, ApiClient, Controller, Request, Result, for_
+from manager import CONFIGMAPS, LEASES, ApiClient, Controller, For, Request, Result
 from manager.client.rest import create_client
 from manager.leaderelection import JITTER_FACTOR, LeaderElectionRunnable, LeaderElector, micro_time
 from tests.helpers import LEASE, RENEW, RETRY, manager_settings, wait_for
@@ -188,7 +188,7 @@ class HeartbeatController(Controller):
     """Reconciles its one key every 50 ms while its manager leads."""
 
     name = "heartbeat-controller"
-    watches = (for_(CONFIGMAPS, label_selector="app=heartbeat"),)
+    watches = (For(CONFIGMAPS, label_selector="app=heartbeat"),)
 
     async def reconcile(self, request: Request) -> Result:
         HEARTBEATS.append((asyncio.get_running_loop().time(), id(self.ctx.client)))

@@ -21,10 +21,10 @@ from manager import (
     CONFIGMAPS,
     LEASES,
     Controller,
+    For,
     ItemExponentialFailureRateLimiter,
     Request,
     Result,
-    for_,
 )
 from manager.client.rest import create_client
 from manager.config.settings import Settings
@@ -45,7 +45,7 @@ class LeaderOnly(Controller):
     """Reconciles its keys every 50 ms; only the leader runs it."""
 
     name = "leader-only-controller"
-    watches = (for_(CONFIGMAPS, label_selector=LABEL),)
+    watches = (For(CONFIGMAPS, label_selector=LABEL),)
 
     async def reconcile(self, request: Request) -> Result:
         RECONCILES.append((self.name, id(self.ctx.client), asyncio.get_running_loop().time()))
@@ -76,7 +76,7 @@ def client_id(manager: Manager) -> int:
 
 
 def reconciled_by(manager: Manager, controller: str) -> list[float]:
-    if getattr(manager, "runtime", None) is None:
+    if manager.cluster is None:
         return []
     return [t for name, who, t in RECONCILES if name == controller and who == client_id(manager)]
 
@@ -157,7 +157,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
 
     class Slow(Controller):
         name = "slow-controller"
-        watches = (for_(CONFIGMAPS, label_selector="app=slow"),)
+        watches = (For(CONFIGMAPS, label_selector="app=slow"),)
 
         async def reconcile(self, request: Request) -> None:
             started.append(request.key)
@@ -216,7 +216,7 @@ async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, manage
 
 async def test_leader_election_health_check_over_http(kubesim: Any, managers: Managers) -> None:
     manager = managers.start(settings_for(kubesim.url), LeaderOnly)
-    await wait_for(lambda: getattr(manager, "runtime", None) and elector(manager).leading, message="leading")
+    await wait_for(lambda: manager.cluster and elector(manager).leading, message="leading")
     url = manager.server.url
     assert await get(f"{url}/healthz/leaderElection") == (200, "ok")
     assert (await get(f"{url}/readyz/leaderElection"))[0] == 404  # a liveness matter, not readiness
@@ -288,7 +288,7 @@ async def test_debug_page_and_workqueue_gauges_for_a_real_controller(
         name = "gated-controller"
         concurrency = 2
         rate_limiter = staticmethod(lambda: ItemExponentialFailureRateLimiter(1.0, 1.0))
-        watches = (for_(CONFIGMAPS, label_selector="app=gated"),)
+        watches = (For(CONFIGMAPS, label_selector="app=gated"),)
 
         async def reconcile(self, request: Request) -> None:
             if request.name == "broken":
@@ -350,7 +350,7 @@ async def test_grace_period_cancels_a_reconcile_that_overruns_it(kubesim: Any, m
 
     class Endless(Controller):
         name = "endless-controller"
-        watches = (for_(CONFIGMAPS, label_selector=LABEL),)
+        watches = (For(CONFIGMAPS, label_selector=LABEL),)
 
         async def reconcile(self, request: Request) -> None:
             started.append(request.key)

@@ -10,7 +10,6 @@ from controllers.common.podutil import (
     InvalidSelectorError,
     NoLabelsError,
     Selector,
-    get_controller_of,
     is_active,
     is_available,
     is_ready,
@@ -18,15 +17,19 @@ from controllers.common.podutil import (
     is_valid_name_prefix,
     max_container_restarts,
     new_controller_ref,
-    object_key,
-    orphan_index_key,
     parse_time,
-    pod_controller_uid_index,
     pod_from_template,
     pods_prefix,
     ready_since,
 )
-from manager import format_time
+from manager import (
+    CONTROLLER_UID_INDEX,
+    controller_owner,
+    controller_uid_index,
+    format_time,
+    object_key,
+    orphan_index_key,
+)
 
 
 def test_parse_and_format_time() -> None:
@@ -114,10 +117,10 @@ def test_controller_refs_and_index() -> None:
     other = {"apiVersion": "v1", "kind": "X", "name": "x", "uid": "u-2"}
     owned = {"metadata": {"namespace": "ns", "name": "p", "ownerReferences": [other, ref]}}
     orphan = {"metadata": {"namespace": "ns", "name": "q", "ownerReferences": [other]}}
-    assert get_controller_of(owned) == ref
-    assert get_controller_of(orphan) is None
-    assert pod_controller_uid_index(owned) == ["u-1"]
-    assert pod_controller_uid_index(orphan) == [orphan_index_key("ns")]
+    assert controller_owner(owned) == ref
+    assert controller_owner(orphan) is None
+    assert controller_uid_index(owned) == ["u-1"]
+    assert controller_uid_index(orphan) == [orphan_index_key("ns")]
     assert orphan_index_key("ns") != orphan_index_key("other")
     assert object_key(owned) == "ns/p"
     assert object_key({"metadata": {"name": "node"}}) == "node"
@@ -228,15 +231,18 @@ def test_selector_empty_and_label_set() -> None:
 
 
 def test_ensure_indexer_shares_one_index_per_name() -> None:
-    from controllers.common.podutil import POD_CONTROLLER_UID_INDEX, controller_uid_index, ensure_indexer
+    from controllers.common.podutil import ensure_indexer
     from manager.informers.store import Indexer
+
+    def another_index(obj: dict[str, Any]) -> list[str]:
+        return []
 
     indexer = Indexer()
     ref = {"uid": "u", "controller": True}
     owned = {"metadata": {"namespace": "ns", "name": "p", "ownerReferences": [ref]}}
     indexer.upsert("ns/p", owned)
-    ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)
-    ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, pod_controller_uid_index)  # a second controller asks
-    assert indexer.by_index(POD_CONTROLLER_UID_INDEX, "u") == [owned]
+    ensure_indexer(indexer, CONTROLLER_UID_INDEX, controller_uid_index)
+    ensure_indexer(indexer, CONTROLLER_UID_INDEX, controller_uid_index)  # a second controller asks
+    assert indexer.by_index(CONTROLLER_UID_INDEX, "u") == [owned]
     with pytest.raises(ValueError, match="another function"):
-        ensure_indexer(indexer, POD_CONTROLLER_UID_INDEX, controller_uid_index)
+        ensure_indexer(indexer, CONTROLLER_UID_INDEX, another_index)

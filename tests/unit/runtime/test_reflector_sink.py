@@ -403,7 +403,7 @@ async def test_a_read_ends_at_its_last_non_empty_resource_version(events: list[A
 async def test_watch_events_keep_the_cache_and_its_indices(owner_index: bool) -> None:
     """Updates replace the cached object (handlers get old and new) with or without custom indexers; a
     changed owner moves the key in the owner index; new keys enter the namespace index."""
-    from manager.informers.store import CONTROLLER_OWNER_UID_INDEX, IndexFunc, controller_owner_uid
+    from manager.informers.store import CONTROLLER_UID_INDEX, IndexFunc, controller_uid_index
 
     def owned(name: str, rv: str, uid: str) -> dict[str, Any]:
         obj = pod(name, rv)
@@ -411,7 +411,7 @@ async def test_watch_events_keep_the_cache_and_its_indices(owner_index: bool) ->
         return obj
 
     indexers: dict[str, IndexFunc] | None = (
-        {CONTROLLER_OWNER_UID_INDEX: controller_owner_uid} if owner_index else None
+        {CONTROLLER_UID_INDEX: controller_uid_index} if owner_index else None
     )
     informer = SharedInformer(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS, indexers=indexers)
     await informer.replace([owned("a", "1", "u1")], "1")
@@ -426,6 +426,6 @@ async def test_watch_events_keep_the_cache_and_its_indices(owner_index: bool) ->
     assert informer.indexer.index_keys("namespace", "default") == ["default/a"]
     assert informer.indexer.index_keys("namespace", "other") == ["other/b"]
     if owner_index:
-        assert informer.indexer.index_keys(CONTROLLER_OWNER_UID_INDEX, "u1") == []
-        assert informer.indexer.index_keys(CONTROLLER_OWNER_UID_INDEX, "u2") == ["default/a"]
+        assert informer.indexer.index_keys(CONTROLLER_UID_INDEX, "u1") == []
+        assert informer.indexer.index_keys(CONTROLLER_UID_INDEX, "u2") == ["default/a"]
     await reg.stop()

@@ -6,14 +6,8 @@ from typing import Any
 
 import pytest
 
-from manager.informers.store import (
-    NAMESPACE_INDEX,
-    BadObjectError,
-    Indexer,
-    controller_owner_uid,
-    object_key,
-    split_key,
-)
+from manager.apimachinery.objects import BadObjectError, object_key, split_key
+from manager.informers.store import NAMESPACE_INDEX, Indexer, controller_uid_index, orphan_index_key
 from manager.informers.transform import chain, project_metadata, strip_managed_fields
 
 
@@ -72,7 +66,7 @@ def test_custom_indexer_added_after_items_and_multi_valued() -> None:
     store.upsert("d/b", pod("b", owner="u1"))
     store.upsert("d/c", pod("c"))
     store.add_indexers(
-        {"owner": controller_owner_uid, "labels": lambda o: list(o["metadata"]["labels"].values())}
+        {"owner": controller_uid_index, "labels": lambda o: list(o["metadata"]["labels"].values())}
     )
     assert sorted(store.index_keys("owner", "u1")) == ["d/a", "d/b"]
     # re-owning moves the key between index values
@@ -85,7 +79,7 @@ def test_custom_indexer_added_after_items_and_multi_valued() -> None:
     store.delete("d/c")
     assert store.index_keys("labels", "1") == []
     with pytest.raises(ValueError):
-        store.add_indexers({"owner": controller_owner_uid})
+        store.add_indexers({"owner": controller_uid_index})
     with pytest.raises(KeyError):
         store.index_keys("nope", "x")
 
@@ -97,11 +91,11 @@ def test_failing_index_func_does_not_break_the_store() -> None:
     assert store.index_errors == 1
 
 
-def test_controller_owner_uid_ignores_non_controller_refs() -> None:
+def test_controller_uid_index_ignores_non_controller_refs() -> None:
     obj = pod("a")
     obj["metadata"]["ownerReferences"] = [{"uid": "x", "controller": False}, {"uid": "y"}]
-    assert controller_owner_uid(obj) == []
-    assert controller_owner_uid(pod("a", owner="z")) == ["z"]
+    assert controller_uid_index(obj) == [orphan_index_key(obj["metadata"]["namespace"])]
+    assert controller_uid_index(pod("a", owner="z")) == ["z"]
 
 
 def test_transforms() -> None:
