@@ -1,5 +1,6 @@
 """Shared informers: reflector (list+watch), indexed cache, per-handler delivery, factory."""
 
+from manager.apimachinery.objects import object_key, split_key
 from manager.informers.backoff import Backoff
 from manager.informers.factory import InformerFactory
 from manager.informers.handlers import (
@@ -11,7 +12,6 @@ from manager.informers.handlers import (
 from manager.informers.informer import SharedInformer
 from manager.informers.listener import HandlerRegistration
 from manager.informers.reflector import Reflector
-from manager.apimachinery.objects import object_key, split_key
 from manager.informers.store import (
     CONTROLLER_UID_INDEX,
     NAMESPACE_INDEX,

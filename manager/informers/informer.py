@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from manager.apimachinery.objects import object_key
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.rest import ApiClient
 from manager.informers import metrics
@@ -27,7 +28,6 @@ from manager.informers.listener import SYNCED as _SYNCED
 from manager.informers.listener import UPDATE as _UPDATE
 from manager.informers.listener import HandlerRegistration, replay_batch
 from manager.informers.reflector import Reflector
-from manager.apimachinery.objects import object_key
 from manager.informers.store import Indexer, IndexFunc
 from manager.informers.transform import (
     Transform,

@@ -7,7 +7,6 @@ import sys
 
 import manager
 
-
 # The public API, one line per concept. Adding or removing a name is an API change: update this list with it.
 PUBLIC_API = {
     # manager.apimachinery.resources
