@@ -1,10 +1,10 @@
 """The reconcile contract: the key a reconcile gets, and what its outcome does with the key.
 
-Reconcile is level-triggered and key-based (controller-runtime's reconcile.Request and Result): it
-gets a namespace/name, reads the current state from the informer caches and drives the world towards the
-desired state. The returned value decides what happens to the key: None or Result() → done (failures forgotten);
-Result(requeue_after=s) → reconcile again in s seconds; an exception → retry after the rate limiter's backoff;
-TerminalError → logged, counted, not retried.
+Reconcile is level-triggered and key-based (controller-runtime's reconcile.Request and Result): it gets a
+namespace/name, reads the current state from the informer caches and drives the world towards the desired
+state. The returned value decides what happens to the key: None or Result() → done (failures forgotten);
+Result(requeue_after=s) → reconcile again in s seconds; an exception → retry after the rate limiter's
+backoff; TerminalError → logged, counted, not retried.
 """
 
 from __future__ import annotations
