@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from manager.client.rest import (
         ApiClient,
     )
+    from manager.config.settings import ControllerFlags
     from manager.controller.base import (
         Controller,
         ControllerContext,
@@ -101,6 +102,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "ControllerFlags": "manager.config.settings",
     "format_time": "manager.apimachinery.metatime",
     "controller_owner": "manager.apimachinery.objects",
     "object_key": "manager.apimachinery.objects",
@@ -187,6 +189,7 @@ __all__ = [
     "Controller",
     "ControllerContext",
     "ControllerExpectations",
+    "ControllerFlags",
     "DelayingQueue",
     "DeletedFinalStateUnknown",
     "EventHandler",

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
     Selector,
@@ -34,6 +36,7 @@ from manager import (
     Controller,
     ControllerContext,
     ControllerExpectations,
+    ControllerFlags,
     ItemExponentialFailureRateLimiter,
     NotFound,
     PolicyRule,
@@ -57,10 +60,24 @@ def job_rate_limiter() -> RateLimiter[Any]:
     return ItemExponentialFailureRateLimiter(JOB_API_BACKOFF, MAX_JOB_API_BACKOFF)
 
 
+class JobFlags(ControllerFlags):
+    """job-controller's flags: kube-controller-manager's JobControllerOptions and the managedBy value."""
+
+    concurrent_job_syncs: int = Field(
+        5, gt=0, description="Jobs synced concurrently (workers of job-controller)."
+    )
+    job_controller_managed_by: str = Field(
+        js.DEFAULT_MANAGED_BY,
+        min_length=1,
+        description="job-controller reconciles Jobs whose spec.managedBy is unset or equals this value.",
+    )
+
+
 class JobController(Controller):
     name = "job-controller"
     aliases = ("job",)
     enabled_by_default = True
+    flags = JobFlags
     concurrency = "concurrent_job_syncs"
     queue_name = "job"
     rate_limiter = staticmethod(job_rate_limiter)
@@ -84,7 +101,7 @@ class JobController(Controller):
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
-        self.managed_by: str = getattr(ctx.settings, "job_controller_managed_by", js.DEFAULT_MANAGED_BY)
+        self.managed_by = JobFlags.of(ctx.settings).job_controller_managed_by
         self.now: Callable[[], float] = time.time
         self.expectations = ControllerExpectations()
         self.finalizer_expectations = FinalizerExpectations()

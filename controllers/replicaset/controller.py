@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
     InvalidSelectorError,
@@ -38,6 +40,7 @@ from manager import (
     Controller,
     ControllerContext,
     ControllerExpectations,
+    ControllerFlags,
     PolicyRule,
     Request,
     Result,
@@ -60,10 +63,19 @@ def _pod_events(ctl: Controller) -> PodEvents:
     return PodEvents(ctl)
 
 
+class ReplicaSetFlags(ControllerFlags):
+    """replicaset-controller's flags (kube-controller-manager's ReplicaSetControllerOptions)."""
+
+    concurrent_replicaset_syncs: int = Field(
+        5, gt=0, description="ReplicaSets synced concurrently (workers of replicaset-controller)."
+    )
+
+
 class ReplicaSetController(Controller):
     name = "replicaset-controller"
     aliases = ("replicaset",)
     enabled_by_default = True
+    flags = ReplicaSetFlags
     concurrency = "concurrent_replicaset_syncs"
     queue_name = "replicaset"
     rbac = (

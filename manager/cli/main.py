@@ -59,12 +59,12 @@ class Parsed:
     actions: set[str] = field(default_factory=set)
 
 
-def _kind(name: str, annotation: Any) -> str:
+def _kind(settings_cls: type[Settings], name: str, annotation: Any) -> str:
     if annotation is bool:
         return "bool"
     if get_origin(annotation) is list:
         return "list"
-    if is_duration(name):
+    if is_duration(settings_cls, name):
         return "duration"
     for kind, python_type in (("int", int), ("float", float)):
         if annotation is python_type or python_type in get_args(annotation):
@@ -72,12 +72,12 @@ def _kind(name: str, annotation: Any) -> str:
     return "string"
 
 
-def flags() -> dict[str, Flag]:
-    """The command-line flags, derived from the Settings fields (one flag per field)."""
+def flags(settings_cls: type[Settings] = Settings) -> dict[str, Flag]:
+    """The command-line flags, derived from the settings fields (one flag per field)."""
     table = {}
-    for name, info in Settings.model_fields.items():
+    for name, info in settings_cls.model_fields.items():
         flag_name = name.replace("_", "-")
-        kind = _kind(name, info.annotation)
+        kind = _kind(settings_cls, name, info.annotation)
         table[flag_name] = Flag(flag_name, name, kind, info.description or "", info.default)
     return table
 
@@ -91,9 +91,9 @@ def parse_bool(flag: str, text: str) -> bool:
     raise UsageError(f'invalid argument "{text}" for "--{flag}" flag: expected true or false')
 
 
-def parse_args(argv: Sequence[str]) -> Parsed:
+def parse_args(argv: Sequence[str], settings_cls: type[Settings] = Settings) -> Parsed:
     parsed = Parsed()
-    table = flags()
+    table = flags(settings_cls)
     args = list(argv)
     index = 0
     while index < len(args):
@@ -147,9 +147,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def help_text() -> str:
+def help_text(settings_cls: type[Settings] = Settings) -> str:
+    """The --help page for these settings (the manager's own flags by default; `aiokcm --help` adds those of
+    the installed controllers)."""
     rows: list[tuple[str, str]] = []
-    for spec in flags().values():
+    for spec in flags(settings_cls).values():
         metavar = {"bool": "", "list": " strings"}.get(spec.kind, f" {spec.kind}")
         rows.append((f"--{spec.name}{metavar}", spec.description + _default_note(spec)))
     rows.append(("--config string", "YAML file of settings (keys are flag names); also AIOKCM_CONFIG."))
@@ -215,27 +217,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def settings_class(controllers: Sequence[ControllerInfo]) -> type[Settings]:
+    """The settings model with the flags the installed controllers declare (their `flags` class attribute)."""
+    declared = [flags for info in controllers if (flags := getattr(info.cls, "flags", None)) is not None]
+    try:
+        return Settings.with_flags(declared)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _main(argv: Sequence[str]) -> int:
-    parsed = parse_args(argv)
+    if "--version" in argv:
+        print(f"aiokcm {package_version()}")
+        return 0
+    # The installed controllers declare flags of their own: they are loaded before the flags are read.
+    installed = _discover()
+    settings_cls = settings_class(installed)
+    parsed = parse_args(argv, settings_cls)
     if "help" in parsed.actions:
-        print(help_text())
+        print(help_text(settings_cls))
         return 0
     if "version" in parsed.actions:
         print(f"aiokcm {package_version()}")
         return 0
     if "list-controllers" in parsed.actions:
-        print(controllers_table(_discover()))
+        print(controllers_table(installed))
         return 0
-    # Settings first: a bad flag or --config is reported without loading every installed controller.
     try:
-        settings = Settings.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
+        settings = settings_cls.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
     except ValidationError as exc:
         raise UsageError(describe_validation_error(exc)) from None
     except ConfigFileError as exc:
         raise UsageError(str(exc)) from None
     _check_kubeconfig(settings)
     try:
-        enabled = select(settings.controllers, _discover())
+        enabled = select(settings.controllers, installed)
     except SelectionError as exc:
         raise UsageError(str(exc)) from None
     from manager.cli.logging import configure_logging

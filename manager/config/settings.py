@@ -1,5 +1,8 @@
 """The manager's configuration: one pydantic-settings model, every field a kube-controller-manager-style flag.
 
+The manager's own flags are the fields of `Settings`; each controller declares its own (`ControllerFlags`,
+next to its class), and `Settings.with_flags` makes the model of a process with those controllers installed.
+
 Precedence, highest first: command-line flags (passed as init keyword arguments) > environment
 ``AIOKCM_<FLAG>`` (e.g. ``AIOKCM_KUBE_API_QPS``, ``AIOKCM_CONTROLLERS=*,-job``) > the ``--config`` YAML file
 (keys are the flag names, with dashes or underscores) > the defaults below. `Settings.load` applies all four.
@@ -8,13 +11,21 @@ Precedence, highest first: command-line flags (passed as init keyword arguments)
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -73,18 +84,6 @@ class Settings(BaseSettings):
         description="Controllers to enable: '*' enables all on-by-default controllers, 'foo' enables foo, "
         "'-foo' disables foo; the first explicit mention wins. Aliases are accepted.",
     )
-    concurrent_job_syncs: int = Field(
-        5, gt=0, description="Jobs synced concurrently (workers of job-controller)."
-    )
-    concurrent_replicaset_syncs: int = Field(
-        5, gt=0, description="ReplicaSets synced concurrently (workers of replicaset-controller)."
-    )
-    concurrent_ttl_after_finished_syncs: int = Field(
-        5, gt=0, description="Workers of ttl-after-finished-controller (when installed)."
-    )
-    concurrent_gc_syncs: int = Field(
-        20, gt=0, description="Workers of garbage-collector-controller (when installed)."
-    )
     kube_api_qps: float = Field(
         20.0, description="Sustained queries per second to the API server; <= 0 disables rate limiting."
     )
@@ -123,11 +122,6 @@ class Settings(BaseSettings):
     sandbox_apply: CommaList = Field(
         [], description="YAML files or directories applied into the sandbox at start (repeatable)."
     )
-    job_controller_managed_by: str = Field(
-        "kubernetes.io/job-controller",
-        min_length=1,
-        description="job-controller reconciles Jobs whose spec.managedBy is unset or equals this value.",
-    )
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -162,7 +156,7 @@ class Settings(BaseSettings):
         return value.strip().lower() if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _lease_timings_consistent(self) -> Settings:
+    def _lease_timings_consistent(self) -> Self:
         # The same relations client-go's leader elector enforces (retry jitter factor 1.2).
         if self.leader_elect_renew_deadline >= self.leader_elect_lease_duration:
             raise ValueError("--leader-elect-renew-deadline must be less than --leader-elect-lease-duration")
@@ -185,18 +179,64 @@ class Settings(BaseSettings):
         return init_settings, env_settings, file_settings
 
     @classmethod
-    def load(cls, flags: Mapping[str, Any] | None = None, config_file: str | Path | None = None) -> Settings:
+    def load(cls, flags: Mapping[str, Any] | None = None, config_file: str | Path | None = None) -> Self:
         """Build settings from flags (field name → raw value), the environment and an optional YAML file."""
-        token = _config_values.set(read_config_file(config_file) if config_file else {})
+        token = _config_values.set(read_config_file(config_file, cls.model_fields) if config_file else {})
         try:
             return cls(**dict(flags or {}))
         finally:
             _config_values.reset(token)
 
+    @classmethod
+    def with_flags(cls, flag_models: Iterable[type[ControllerFlags]]) -> type[Settings]:
+        """The settings model of a process whose controllers declare these flags (each model once; a flag
+        name declared twice, or clashing with one of the manager's, is an error naming the models)."""
+        models = tuple(dict.fromkeys(flag_models))
+        if not models:
+            return cls
+        key = (cls, models)
+        if key not in _composed:
+            owners: dict[str, str] = dict.fromkeys(cls.model_fields, "the manager")
+            fields: dict[str, Any] = {}
+            for model in models:
+                for name, info in model.model_fields.items():
+                    if name in owners:
+                        flag = "--" + name.replace("_", "-")
+                        raise ValueError(
+                            f"flag {flag} of {model.__qualname__} is also declared by {owners[name]}"
+                        )
+                    owners[name] = model.__qualname__
+                    fields[name] = (info.annotation, info)
+            _composed[key] = create_model(cls.__name__, __base__=cls, __module__=cls.__module__, **fields)
+        return _composed[key]
 
-def is_duration(field: str) -> bool:
+
+class ControllerFlags(BaseModel):
+    """The base of a controller's own flags: one field per flag (the field name with dashes is the flag), each
+    with a default and a `description` (the help text), e.g.::
+
+        class JobFlags(ControllerFlags):
+            concurrent_job_syncs: int = Field(5, gt=0, description="Jobs synced concurrently.")
+
+    Set it as the controller's `flags` class attribute: `aiokcm --help`, the environment (`AIOKCM_<FLAG>`) and
+    the `--config` file then know it. Read the values with `JobFlags.of(ctx.settings)`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def of(cls, settings: BaseModel) -> Self:
+        """This model's values out of the process settings (defaults for flags the settings do not carry,
+        e.g. a test's plain `Settings`)."""
+        return cls(**{name: getattr(settings, name) for name in cls.model_fields if hasattr(settings, name)})
+
+
+_composed: dict[tuple[type[Settings], tuple[type[ControllerFlags], ...]], type[Settings]] = {}
+
+
+def is_duration(settings_cls: type[BaseModel], field: str) -> bool:
     """Whether a field takes a Go-style duration (for help text)."""
-    metadata = Settings.model_fields[field].metadata
+    metadata = settings_cls.model_fields[field].metadata
     return any(isinstance(m, BeforeValidator) and m.func is _duration for m in metadata)
 
 
@@ -205,8 +245,9 @@ def field_for_key(key: str) -> str:
     return key.lstrip("-").replace("-", "_")
 
 
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping of settings (keys with dashes or underscores); errors name the file and key."""
+def read_config_file(path: str | Path, known: Mapping[str, Any]) -> dict[str, Any]:
+    """Read a YAML mapping of settings (keys with dashes or underscores, each one of `known`); errors name the
+    file and key."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -224,7 +265,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, value in data.items():
         name = field_for_key(str(key))
-        if name not in Settings.model_fields:
+        if name not in known:
             raise ConfigFileError(f'--config {path}: unknown setting "{key}"')
         values[name] = value
     return values

@@ -5,7 +5,8 @@ A controller is a class registered under the entry-point group ``aiokcm.controll
     class PipelineController(Controller):
         name = "pipeline-controller"
         aliases = ("pipeline",)
-        concurrency = 5                       # or the name of a Settings field: "concurrent_job_syncs"
+        flags = PipelineFlags                 # a ControllerFlags model: --concurrent-pipeline-syncs, ...
+        concurrency = "concurrent_pipeline_syncs"  # or a number
         rbac = (PolicyRule(("example.com",), ("pipelines",), ("get", "list", "watch", "update")),)
         watches = (For(PIPELINES), Owns(PODS))
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import structlog
 
+from manager.config.settings import ControllerFlags, Settings
 from manager.controller.reconcile import Request, Result
 from manager.controller.watches import Watch
 from manager.controller.worker import ReconcileStats, debug_state
@@ -34,7 +36,6 @@ from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller
 if TYPE_CHECKING:
     from manager.apimachinery.resources import GroupVersionResource
     from manager.client.rest import ApiClient
-    from manager.config.settings import Settings
     from manager.events import EventRecorder
     from manager.informers import HandlerRegistration, Indexer, InformerFactory, SharedInformer
 
@@ -103,7 +104,9 @@ class Controller:
 
     Class attributes:
     - `name`: canonical name, e.g. "job-controller"; `aliases`, e.g. ("job",); `enabled_by_default`.
-    - `concurrency`: number of workers, or the name of a Settings field holding it.
+    - `flags`: a `ControllerFlags` model of the controller's own command-line flags (manager.config.settings);
+      `aiokcm --help`, `AIOKCM_<FLAG>` and `--config` pick them up; read them with `Flags.of(ctx.settings)`.
+    - `concurrency`: number of workers, or the name of a flag holding it.
     - `queue_name`: the work queue's name in `workqueue_*` metrics (default: name without "-controller").
     - `rate_limiter`: a zero-argument factory of the queue's rate limiter (default: client-go's controller
       limiter, max(per item 5 ms·2^n ≤ 1000 s, 10 qps burst 100)).
@@ -119,6 +122,7 @@ class Controller:
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
     enabled_by_default: ClassVar[bool] = True
+    flags: ClassVar[type[ControllerFlags] | None] = None
     concurrency: ClassVar[int | str] = 1
     queue_name: ClassVar[str | None] = None
     rate_limiter: ClassVar[Callable[[], RateLimiter[Any]]] = default_controller_rate_limiter
@@ -161,9 +165,12 @@ class Controller:
 
     def workers(self) -> int:
         """`concurrency` resolved against the settings."""
-        if isinstance(self.concurrency, str):
-            return int(getattr(self.ctx.settings, self.concurrency))
-        return self.concurrency
+        if not isinstance(self.concurrency, str):
+            return self.concurrency
+        flags = type(self).flags
+        if flags is not None and self.concurrency in flags.model_fields:
+            return int(getattr(flags.of(self.ctx.settings), self.concurrency))
+        return int(getattr(self.ctx.settings, self.concurrency))
 
     def informer(
         self,

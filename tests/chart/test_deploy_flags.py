@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from manager.cli.main import flags
+from manager.cli.main import flags as flags_of
+from manager.cli.main import settings_class
+from manager.cli.plugins import discover
+
+
+def flags() -> dict[str, object]:
+    """The flags of this installation (the manager's and the installed controllers')."""
+    return dict(flags_of(settings_class(discover())))
+
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"^\s*-\s*--([a-z0-9-]+)(?:=|\s|$)", re.MULTILINE)

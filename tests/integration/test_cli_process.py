@@ -23,12 +23,14 @@ import aiohttp
 import pytest
 
 from manager import CONFIGMAPS, EVENTS, LEASES
-from manager.cli.main import main
-from manager.cli.plugins import GROUP
+from manager.cli.main import main, settings_class
+from manager.cli.plugins import GROUP, discover
 from manager.cli.sandbox import SandboxApplyError, apply_manifests
 from manager.client.rest import create_client
-from manager.config.settings import Settings
 from tests.helpers import wait_for
+
+# The settings of this installation: the manager's own flags and those the installed controllers declare.
+Settings = settings_class(discover())
 
 AIOKCM = Path(sys.executable).parent / "aiokcm"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -39,6 +41,7 @@ crashing-controller = shell_controllers:CrashingController
 optional-controller = shell_controllers:OptionalController
 sleepy-controller = runtime_controllers:SleepyController
 """
+CONTROLLER_FLAG_CASES = {"zero-workers"}
 BASE_FLAGS = ["--leader-elect=false", "--bind-address", "127.0.0.1", "--port=0", "--log-format=json"]
 
 
@@ -106,8 +109,12 @@ def one_shot(
         taken.listen()
         port = taken.getsockname()[1]
         invocations = {
-            **{name: Invocation(args) for name, (args, _) in BAD_INPUT.items()},
-            "help": Invocation(("--help",)),
+            # The built-in controllers' flags need the built-in controllers installed.
+            **{
+                name: Invocation(args, installed=name in CONTROLLER_FLAG_CASES)
+                for name, (args, _) in BAD_INPUT.items()
+            },
+            "help": Invocation(("--help",), installed=True),
             "version": Invocation(("--version",), installed=True),
             "list": Invocation(("--list-controllers",), installed=True),
             "port-in-use": Invocation(

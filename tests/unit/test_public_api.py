@@ -9,6 +9,8 @@ import manager
 
 # The public API, one line per concept. Adding or removing a name is an API change: update this list with it.
 PUBLIC_API = {
+    # manager.config.settings
+    "ControllerFlags",
     # manager.apimachinery.resources
     "CONFIGMAPS",
     "CUSTOMRESOURCEDEFINITIONS",

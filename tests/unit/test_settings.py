@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from manager.config.settings import ConfigFileError, Settings, read_config_file
+from manager.cli.main import settings_class
+from manager.cli.plugins import discover
+from manager.config.settings import ConfigFileError, read_config_file
+
+# The settings of this installation: the manager's own flags and those the installed controllers declare.
+Settings = settings_class(discover())
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +32,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_defaults_match_kube_controller_manager() -> None:
     s = Settings.load()
     assert s.controllers == ["*"]
-    assert (s.concurrent_job_syncs, s.concurrent_replicaset_syncs, s.concurrent_gc_syncs) == (5, 5, 20)
+    assert (s.concurrent_job_syncs, s.concurrent_replicaset_syncs) == (5, 5)
     assert (s.kube_api_qps, s.kube_api_burst) == (20.0, 30)
     assert s.leader_elect is True
     assert (s.leader_elect_lease_duration, s.leader_elect_renew_deadline, s.leader_elect_retry_period) == (
@@ -100,7 +105,7 @@ def test_empty_config_file_is_fine(tmp_path: Path) -> None:
     ("flags", "culprit"),
     [
         ({"concurrent_job_syncs": "0"}, "concurrent_job_syncs"),
-        ({"concurrent_gc_syncs": "-1"}, "concurrent_gc_syncs"),
+        ({"concurrent_replicaset_syncs": "-1"}, "concurrent_replicaset_syncs"),
         ({"port": "65536"}, "port"),
         ({"port": "-1"}, "port"),
         ({"sandbox_port": "70000"}, "sandbox_port"),
@@ -153,7 +158,7 @@ def test_unknown_init_keys_are_rejected() -> None:
 def test_config_file_errors_name_the_file(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ConfigFileError) as info:
-        read_config_file(path)
+        read_config_file(path, Settings.model_fields)
     assert message in str(info.value)
     assert str(path) in str(info.value)
 
@@ -179,3 +184,25 @@ def test_config_file_does_not_leak_into_later_loads(tmp_path: Path) -> None:
 )
 def test_master_urls(given: str, used: str | None) -> None:
     assert Settings.load({"master": given}).master == used
+
+
+def test_flags_of_controllers_that_are_not_installed_do_not_exist() -> None:
+    core = settings_class([])
+    assert "concurrent_job_syncs" not in core.model_fields
+    for name in ("concurrent_gc_syncs", "concurrent_ttl_after_finished_syncs"):
+        assert name not in Settings.model_fields
+    with pytest.raises(ValidationError, match="concurrent_gc_syncs"):
+        Settings.load({"concurrent_gc_syncs": "20"})
+
+
+def test_a_flag_declared_twice_is_an_error_naming_both() -> None:
+    from manager import ControllerFlags
+
+    class Mine(ControllerFlags):
+        concurrent_job_syncs: int = 1
+
+    from controllers.job.controller import JobFlags
+    from manager.config.settings import Settings as Core
+
+    with pytest.raises(ValueError, match=r"--concurrent-job-syncs of .*Mine is also declared by JobFlags"):
+        Core.with_flags([JobFlags, Mine])

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from controllers.job import JobController
+from controllers.job.controller import JobFlags
 from kubesim import KubeSim
 from manager import EVENTS, JOBS, PODS, ApiClient
 from manager.client.rest import create_client
@@ -146,7 +147,9 @@ async def start_manager(
         "shutdown_grace_period": 2.0,
     }
     options.update(settings)
-    manager = Manager(Settings(**options), [job_controller_info(cls)], install=install)
+    manager = Manager(
+        Settings.with_flags([cls.flags or JobFlags])(**options), [job_controller_info(cls)], install=install
+    )
     task = asyncio.create_task(manager.run(handle_signals=False))
     try:
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controllers.replicaset import ReplicaSetController
+from controllers.replicaset.controller import ReplicaSetFlags
 from kubesim import KubeSim
 from manager import EVENTS, PODS, REPLICASETS, ApiClient, NotFound
 from manager.cli.plugins import discover
@@ -128,7 +129,7 @@ async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
     }
     options.update(settings)
     infos = [info for info in discover() if info.name == "replicaset-controller"]
-    manager = Manager(Settings(**options), infos, install=install)
+    manager = Manager(Settings.with_flags([ReplicaSetFlags])(**options), infos, install=install)
     task = asyncio.create_task(manager.run(handle_signals=False))
     client = await create_client(master=sim.url, qps=0)
     try:

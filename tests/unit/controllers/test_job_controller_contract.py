@@ -7,12 +7,15 @@ import importlib.metadata
 import structlog
 
 from controllers.job import JobController
+from controllers.job.controller import JobFlags
 from manager import ControllerContext, Request
 from manager.config.settings import Settings
 
 
 def make(**settings: object) -> JobController:
-    ctx = ControllerContext(settings=Settings(**settings), health=None, logger=structlog.get_logger())
+    ctx = ControllerContext(
+        settings=Settings.with_flags([JobFlags])(**settings), health=None, logger=structlog.get_logger()
+    )
     return JobController(ctx)
 
 
