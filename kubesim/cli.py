@@ -13,6 +13,8 @@ from typing import NoReturn
 
 import structlog
 
+from kubesim.sim import KubeSim
+
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
@@ -86,8 +88,6 @@ def _configure_logging(level_name: str) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from kubesim import KubeSim
-
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

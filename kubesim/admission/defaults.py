@@ -18,8 +18,9 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from kubesim import gozero, schemas
-from kubesim.defaults_pod import ensure_dict, pod_admission, pod_defaults_only, pod_spec_defaults
+from kubesim.admission import gozero
+from kubesim.admission.defaults_pod import ensure_dict, pod_admission, pod_defaults_only, pod_spec_defaults
+from kubesim.schema import schemas
 
 JSON = dict[str, Any]
 
@@ -255,7 +256,7 @@ def admit(resource: str, obj: JSON) -> None:
 def apply_defaults(resource: str, obj: JSON, *, admission: bool = True) -> None:
     """Default `obj` of `resource` ("pods", "jobs.batch", ...) in place, then (unless `admission` is
     False: a create does it after recording managedFields) run `admit`. Custom resources take the defaults
-    of their CRD schema (registered with kubesim.schemas); other unknown resources are left alone."""
+    of their CRD schema (registered with kubesim.schema.schemas); other unknown resources are left alone."""
     defaulter = _BY_RESOURCE.get(resource)
     if defaulter is not None:
         defaulter(obj)

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from kubesim.schema_nodes import ValueMemo
+from kubesim.schema.nodes import ValueMemo
 
 JSON = dict[str, Any]
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
 
-from kubesim import apply, defaults, errors, gozero, meta, validation
-from kubesim.context import ApiContext, encode, from_view, json_response, to_view
-from kubesim.request import Target, check_kind, decode_object, read_body
-from kubesim.store import Entry, format_time
-from kubesim.types import GEN_CREATE, GEN_NONE, ResourceType
+from kubesim.admission import defaults, gozero
+from kubesim.api.context import ApiContext, encode, from_view, json_response, to_view
+from kubesim.api.request import Target, check_kind, decode_object, read_body
+from kubesim.merge import apply
+from kubesim.registry import strategy
+from kubesim.resources.types import GEN_CREATE, GEN_NONE, ResourceType
+from kubesim.status import errors
+from kubesim.storage.store import Entry, format_time
+from kubesim.validation import objects
 
 JSON = dict[str, Any]
 _VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -71,7 +74,7 @@ class Write:
 
     def check_fields(self, obj: JSON) -> None:
         """fieldValidation: Strict → 400, Warn → Warning header; unknown fields are dropped either way."""
-        unknown = validation.unknown_fields(self.gvk, obj)
+        unknown = objects.unknown_fields(self.gvk, obj)
         if not unknown:
             return
         shown = [u.lstrip(".") for u in unknown]
@@ -83,13 +86,13 @@ class Write:
             )
         if self.mode == "Warn":
             self.warnings.extend(f'unknown field "{u}"' for u in shown)
-        meta.prune_paths(obj, list(unknown))
+        strategy.prune_paths(obj, list(unknown))
 
     def validate(self, obj: JSON, old: JSON | None, status: bool = False) -> None:
         if status and old is not None:
-            causes = validation.validate_status(self.resource, obj, old)
+            causes = objects.validate_status(self.resource, obj, old)
         else:
-            causes = validation.validate(self.resource, obj, old)
+            causes = objects.validate(self.resource, obj, old)
         if causes:
             name = str(obj.get("metadata", {}).get("name", ""))
             raise errors.invalid(self.rtype.kind, self.rtype.group, name, causes)
@@ -156,8 +159,8 @@ class Write:
         if metadata.get("resourceVersion"):
             raise errors.internal("resourceVersion should not be set on objects to be created")
         self.check_fields(obj)
-        meta.check_micro_times(rtype, obj)
-        meta.prepare_create(rtype, obj, self.ctx.clock())
+        strategy.check_micro_times(rtype, obj)
+        strategy.prepare_create(rtype, obj, self.ctx.clock())
         gozero.omit_empty_meta_collections(obj)
         defaults.apply_defaults(self.resource, obj, admission=False)
         stored = from_view(rtype, obj)
@@ -192,16 +195,16 @@ class Write:
             )
         if subresource is None:
             self.check_fields(new)
-        meta.check_micro_times(rtype, new)
+        strategy.check_micro_times(rtype, new)
         old_view = to_view(rtype, old)
         if subresource == "status":
-            new = meta.prepare_status_update(rtype, new, old_view)
+            new = strategy.prepare_status_update(rtype, new, old_view)
         else:
             if rtype.generation not in (GEN_NONE, GEN_CREATE):
                 # The apiserver defaults the body before the strategy compares specs for
                 # metadata.generation: re-sending the same spec without its defaults is no change.
                 defaults.apply_defaults(self.resource, new, admission=False)
-            meta.prepare_update(rtype, new, old_view)
+            strategy.prepare_update(rtype, new, old_view)
         gozero.omit_empty_meta_collections(new)
         defaults.apply_defaults(self.resource, new)
         self.validate(new, old_view, status=subresource == "status")
@@ -220,11 +223,6 @@ class Write:
 
     def _remember(self, name: str) -> None:
         self._stored = self.ctx.store.entry(self.rtype.key, self.target.namespace, name)
-
-
-def copy_json(obj: JSON) -> JSON:
-    copied: JSON = orjson.loads(orjson.dumps(obj))
-    return copied
 
 
 def gvk_of(rtype: ResourceType) -> tuple[str, str, str]:

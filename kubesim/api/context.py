@@ -10,11 +10,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import errors, eventsview
-from kubesim.registry import Registry
-from kubesim.store import Entry, Store
-from kubesim.types import ResourceType
-from kubesim.watch import WatchHub
+from kubesim.resources import eventsview
+from kubesim.resources.catalog import Registry
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
+from kubesim.storage.store import Entry, Store
+from kubesim.storage.watch import WatchHub
 
 JSON = dict[str, Any]
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -10,10 +10,11 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesim import errors, protobuf
-from kubesim.protobuf import ProtobufError
-from kubesim.registry import Registry
-from kubesim.types import ResourceType
+from kubesim.codec import protobuf
+from kubesim.codec.protobuf import ProtobufError
+from kubesim.resources.catalog import Registry
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
 
 JSON = dict[str, Any]
 

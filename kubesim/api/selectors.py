@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim import errors
+from kubesim.status import errors
 
 JSON = dict[str, Any]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesim import errors
-from kubesim.printers import columns_for, human_duration
-from kubesim.types import ResourceType
+from kubesim.resources.printers import columns_for, human_duration
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
 
 JSON = dict[str, Any]
 __all__ = ["columns_for", "human_duration", "partial", "to_table"]

@@ -2,8 +2,8 @@
 (`kubectl create namespace|configmap|secret|deployment|job|cronjob|service|serviceaccount|role|...`).
 
 The body is the `k8s\\x00` magic then a runtime.Unknown envelope (typeMeta, raw). The field numbers
-(kubesim.protobuf_schema) were read off bytes kubectl 1.32 actually sends. Non-pointer fields arrive even
-when zero, so zero values are dropped unless the field is a pointer (`?` kinds). Fields not listed are
+(kubesim.codec.protobuf_schema) were read off bytes kubectl 1.32 actually sends. Non-pointer fields arrive
+even when zero, so zero values are dropped unless the field is a pointer (`?` kinds). Fields not listed are
 skipped, as a server would prune them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kubesim.protobuf_schema import M
+from kubesim.codec.protobuf_schema import M
 
 JSON = dict[str, Any]
 Field = tuple[str, str]

@@ -1,5 +1,5 @@
-"""DELETE and DELETECOLLECTION: DeleteOptions from body or query, preconditions, finalizers and
-propagationPolicy, pod graceful deletion, dry run; namespaces and CRDs hand over to their cleanup."""
+"""DELETE and DELETECOLLECTION: DeleteOptions from the body or the query, validated, then handed to
+kubesim.registry.deletion; the response is the object or a Success Status."""
 
 from __future__ import annotations
 
@@ -8,16 +8,14 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import crd, errors, namespaces
-from kubesim.admission import copy_json
-from kubesim.context import ApiContext, json_response, success_status, to_view
-from kubesim.handlers_read import list_entries
-from kubesim.request import Target, decode_object, query_bool, query_int, read_body
-from kubesim.store import format_time
-from kubesim.types import ResourceType
+from kubesim.api.context import ApiContext, json_response, success_status, to_view
+from kubesim.api.request import Target, decode_object, query_bool, query_int, read_body
+from kubesim.handlers.read import list_entries
+from kubesim.registry.deletion import delete_one
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
 
 JSON = dict[str, Any]
-FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 _POLICIES = ("Foreground", "Background", "Orphan")
 
 
@@ -69,96 +67,6 @@ async def delete_options(ctx: ApiContext, request: web.Request) -> JSON:
             ],
         )
     return options
-
-
-def _policy(rtype: ResourceType, options: JSON) -> str | None:
-    policy = options.get("propagationPolicy")
-    if policy is None and options.get("orphanDependents") is not None:
-        policy = "Orphan" if options["orphanDependents"] else "Background"
-    if policy is None and rtype.group == "batch" and rtype.plural == "jobs":
-        policy = "Orphan"  # batch/v1 Jobs default to orphaning their pods
-    return policy
-
-
-def _grace(rtype: ResourceType, obj: JSON, options: JSON) -> int:
-    """Pods: options or spec grace (default 30), but 0 when unscheduled or finished."""
-    if rtype.plural != "pods" or rtype.group:
-        return 0
-    grace = options.get("gracePeriodSeconds")
-    if grace is None:
-        grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-    if not (obj.get("spec") or {}).get("nodeName") or (obj.get("status") or {}).get("phase") in (
-        "Succeeded",
-        "Failed",
-    ):
-        return 0
-    return max(0, int(grace))
-
-
-def delete_one(
-    ctx: ApiContext, rtype: ResourceType, namespace: str, name: str, options: JSON
-) -> tuple[JSON, bool]:
-    """Apply one delete; returns (object as it is now, whether it is gone)."""
-    store = ctx.store
-    entry = store.entry(rtype.key, namespace, name)
-    if entry is None:
-        raise errors.not_found(rtype.plural, rtype.group, name)
-    preconditions = options.get("preconditions") or {}
-    obj = copy_json(entry.obj)
-    meta = obj["metadata"]
-    uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
-    if uid is not None and uid != meta.get("uid"):
-        raise errors.conflict(
-            rtype.plural,
-            rtype.group,
-            name,
-            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
-        )
-    if rv is not None and rv != meta.get("resourceVersion"):
-        raise errors.conflict(
-            rtype.plural,
-            rtype.group,
-            name,
-            "Precondition failed: ResourceVersion in "
-            f"precondition: {rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
-        )
-    dry_run = "All" in (options.get("dryRun") or [])
-    if rtype.plural == "namespaces" and not rtype.group:
-        if name in namespaces.IMMORTAL:
-            raise errors.forbidden("namespaces", "", name, "this namespace may not be deleted")
-        return namespaces.begin_delete(ctx, obj, dry_run), False
-    if rtype.plural == "customresourcedefinitions":
-        return crd.begin_delete(ctx, obj, dry_run), False
-    finalizers = list(meta.get("finalizers") or [])
-    policy = _policy(rtype, options)
-    if policy is not None:
-        finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)]
-        if policy == "Foreground":
-            finalizers.append(FOREGROUND)
-        elif policy == "Orphan":
-            finalizers.append(ORPHAN)
-    grace = _grace(rtype, obj, options)
-    now = ctx.clock()
-    if finalizers or grace > 0:
-        if finalizers:
-            meta["finalizers"] = finalizers
-        else:
-            meta.pop("finalizers", None)
-        if not meta.get("deletionTimestamp"):
-            meta["deletionTimestamp"] = format_time(now + grace)
-            if meta.get("generation", 0) > 0:
-                meta["generation"] += 1
-            meta["deletionGracePeriodSeconds"] = grace
-        elif grace < int(meta.get("deletionGracePeriodSeconds") or 0):
-            meta["deletionTimestamp"] = format_time(now + grace)  # a shorter grace period wins
-            meta["deletionGracePeriodSeconds"] = grace
-        if dry_run:
-            return obj, False
-        result = store.update(rtype.key, obj, check_resource_version=False)
-        return result, store.entry(rtype.key, namespace, name) is None
-    if dry_run:
-        return obj, True
-    return store.delete(rtype.key, namespace, name), True
 
 
 def _respond(rtype: ResourceType, obj: JSON, gone: bool) -> web.Response:

@@ -7,12 +7,12 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import errors
-from kubesim.admission import copy_json
-from kubesim.context import ApiContext, json_response
-from kubesim.handlers_delete import delete_one
-from kubesim.request import Target, decode_object, read_body
-from kubesim.store import format_time
+from kubesim.api.context import ApiContext, json_response
+from kubesim.api.request import Target, decode_object, read_body
+from kubesim.registry.deletion import delete_one
+from kubesim.status import errors
+from kubesim.storage.records import copy_json
+from kubesim.storage.store import format_time
 
 JSON = dict[str, Any]
 CREATED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

@@ -10,12 +10,13 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import errors, table
-from kubesim.context import ApiContext, encode, json_response, to_view
-from kubesim.request import Accept, Target, negotiate, query_int
-from kubesim.selectors import make_filter, parse_field_selector, parse_label_selector
-from kubesim.store import Entry
-from kubesim.types import ResourceType
+from kubesim.api import table
+from kubesim.api.context import ApiContext, encode, json_response, to_view
+from kubesim.api.request import Accept, Target, negotiate, query_int
+from kubesim.api.selectors import make_filter, parse_field_selector, parse_label_selector
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
+from kubesim.storage.store import Entry
 
 JSON = dict[str, Any]
 # what etcd3 storage answers for a compacted continue token; the Status carries a token to go on from "now"

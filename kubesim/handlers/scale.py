@@ -6,12 +6,14 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import errors, patch
-from kubesim.admission import Write, copy_json
-from kubesim.context import ApiContext, json_response
-from kubesim.handlers_write import PATCH_TYPES, from_status
-from kubesim.request import Target, decode_object, media_type, read_body
-from kubesim.selectors import label_selector_from_object
+from kubesim.admission.pipeline import Write
+from kubesim.api.context import ApiContext, json_response
+from kubesim.api.request import Target, decode_object, media_type, read_body
+from kubesim.api.selectors import label_selector_from_object
+from kubesim.handlers.write import PATCH_TYPES, from_status
+from kubesim.merge import patch
+from kubesim.status import errors
+from kubesim.storage.records import copy_json
 
 JSON = dict[str, Any]
 SCALE_GVK = ("autoscaling", "v1", "Scale")

@@ -10,12 +10,13 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import errors, table
-from kubesim.context import ApiContext, encode, multi_version, to_view
-from kubesim.handlers_read import parse_rv, selectors, validate_list_options
-from kubesim.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
-from kubesim.store import Entry, WatchEvent
-from kubesim.types import ResourceType
+from kubesim.api import table
+from kubesim.api.context import ApiContext, encode, multi_version, to_view
+from kubesim.api.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
+from kubesim.handlers.read import parse_rv, selectors, validate_list_options
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
+from kubesim.storage.store import Entry, WatchEvent
 
 JSON = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"

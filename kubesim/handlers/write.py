@@ -6,10 +6,14 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import apply, crd, errors, patch, reviews
-from kubesim.admission import Write, copy_json
-from kubesim.context import ApiContext, to_view
-from kubesim.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
+from kubesim.admission.pipeline import Write
+from kubesim.api.context import ApiContext, to_view
+from kubesim.api.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
+from kubesim.handlers import reviews
+from kubesim.merge import apply, patch
+from kubesim.registry import crd
+from kubesim.status import errors
+from kubesim.storage.records import copy_json
 
 JSON = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -5,7 +5,7 @@ pod write through one store subscription. Work is level-triggered: an event or a
 key dirty, and one task reconciles dirty keys against the stored object, writing through the store exactly
 like an API client would (new resourceVersion, watch events). Time only advances through timers
 (`clock.call_later`), so thousands of waiting pods cost nothing. Behaviour per pod comes from the
-kubesim.aiokcm.io annotations (see kubesim.kubelet_pods).
+kubesim.aiokcm.io annotations (see kubesim.kubelet.pods).
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.errors import ApiError
-from kubesim.kubelet_clock import Clock, Timer, as_clock
-from kubesim.kubelet_nodes import host_ip, node_name, node_object, pod_ip
-from kubesim.kubelet_pods import (
+from kubesim.kubelet.clock import Clock, Timer, as_clock
+from kubesim.kubelet.nodes import host_ip, node_name, node_object, pod_ip
+from kubesim.kubelet.pods import (
     KILLED_EXIT_CODE,
     UNSCHEDULABLE,
     AttemptLedger,
@@ -33,8 +32,9 @@ from kubesim.kubelet_pods import (
     set_readiness,
     unschedulable_status,
 )
-from kubesim.scheduler import Scheduler, unfit_reason, unschedulable_message
-from kubesim.store import Store, WatchEvent, format_time
+from kubesim.kubelet.scheduler import Scheduler, unfit_reason, unschedulable_message
+from kubesim.status.errors import ApiError
+from kubesim.storage.store import Store, WatchEvent, format_time
 
 log = logging.getLogger(__name__)
 

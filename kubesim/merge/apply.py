@@ -1,4 +1,5 @@
-"""Server-side apply and managedFields bookkeeping (structured-merge-diff semantics on kubesim.schemas).
+"""Server-side apply and managedFields bookkeeping (structured-merge-diff semantics on
+kubesim.schema.schemas).
 
 - `server_side_apply(live, applied, manager, force, gvk, subresource=None)` merges an apply configuration
   into `live` (None: create-by-apply) and returns the new object with `metadata.managedFields` updated. The
@@ -26,8 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesim import schemas
-from kubesim.apply_fieldset import (
+from kubesim.merge.fieldset import (
     FieldSet,
     Path,
     added_sections,
@@ -39,7 +39,8 @@ from kubesim.apply_fieldset import (
     remove_path,
     to_fields_v1,
 )
-from kubesim.records import format_time
+from kubesim.schema import schemas
+from kubesim.storage.records import format_time
 
 JSON = dict[str, Any]
 GVK = tuple[str, str, str]

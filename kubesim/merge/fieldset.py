@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from kubesim import schemas
-from kubesim.schema_nodes import Node, ValueMemo, compiled
+from kubesim.schema import schemas
+from kubesim.schema.nodes import Node, ValueMemo, compiled
 
 JSON = dict[str, Any]
 _CONTAINERS = (dict, list)  # a tuple: cheaper to test than the union `dict | list`

@@ -1,7 +1,7 @@
 """PATCH bodies: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge patch.
 
 `apply_patch(current, body, content_type, gvk)` returns a patched deep copy of `current` and never mutates it.
-Server-side apply (`application/apply-patch+yaml`) is not a patch here: it goes to `kubesim.apply`.
+Server-side apply (`application/apply-patch+yaml`) is not a patch here: it goes to `kubesim.merge.apply`.
 
 Errors are `PatchError(code, reason, message, details=None)`, with `.status()` giving the Status body:
 - 415 UnsupportedMediaType: unknown patch type, or a strategic merge patch on a custom resource (the real
@@ -12,7 +12,7 @@ Errors are `PatchError(code, reason, message, details=None)`, with `.status()` g
   reports it: the generic message "the server rejected our request due to an error in our request" and
   empty details (kubectl prints "The request is invalid: ...").
 
-Strategic merge patch follows the OpenAPI extensions from `kubesim.schemas`: lists whose
+Strategic merge patch follows the OpenAPI extensions from `kubesim.schema.schemas`: lists whose
 `x-kubernetes-patch-strategy` contains `merge` merge by `x-kubernetes-patch-merge-key` (lists of primitives
 such as finalizers merge as sets), other lists are replaced, maps merge recursively and `null` deletes.
 Directives, never stored: `$patch: replace|merge|delete` (map level and list elements), `$retainKeys`,
@@ -28,7 +28,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from kubesim import schemas
+from kubesim.schema import schemas
 
 JSON = dict[str, Any]
 GVK = tuple[str, str, str]
@@ -169,7 +169,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def strategic_merge(original: JSON, patch: JSON, schema: JSON | None) -> JSON:
-    """Strategic merge of `patch` into a copy of `original` using `schema` (a kubesim.schemas node)."""
+    """Strategic merge of `patch` into a copy of `original` using `schema` (a kubesim.schema.schemas node)."""
     merged = _merge_map(copy.deepcopy(original), patch, schema)
     return merged if merged is not None else {}
 

@@ -1,17 +1,16 @@
-"""CustomResourceDefinitions: establishing (status, discovery, endpoints), and deletion with the
-`customresourcecleanup.apiextensions.k8s.io` finalizer (all custom resources are deleted first)."""
+"""CustomResourceDefinitions: the resource types a CRD defines, establishing it (status, discovery,
+endpoints), and forgetting them once it is gone (its deletion is kubesim.registry.deletion's)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
-from kubesim import schemas
-from kubesim.admission import copy_json
-from kubesim.context import ApiContext
-from kubesim.store import format_time
-from kubesim.types import GEN_SPEC, ResourceType, ScaleSpec
+from kubesim.api.context import ApiContext
+from kubesim.resources.types import GEN_SPEC, ResourceType, ScaleSpec
+from kubesim.schema import schemas
+from kubesim.storage.records import copy_json
+from kubesim.storage.store import format_time
 
 JSON = dict[str, Any]
 CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io"
@@ -20,7 +19,7 @@ log = logging.getLogger(__name__)
 _POLL = 0.05
 
 
-def _condition(kind: str, status: str, reason: str, message: str, now: str) -> JSON:
+def condition(kind: str, status: str, reason: str, message: str, now: str) -> JSON:
     return {"type": kind, "status": status, "lastTransitionTime": now, "reason": reason, "message": message}
 
 
@@ -100,7 +99,7 @@ def reconcile(ctx: ApiContext, name: str) -> None:
         conditions.append(
             previous
             if previous and previous.get("status") == "True"
-            else _condition(kind, "True", reason, message, now)
+            else condition(kind, "True", reason, message, now)
         )
     status["conditions"] = conditions
     status["acceptedNames"] = names
@@ -118,68 +117,6 @@ def restore(ctx: ApiContext) -> None:
     """Serve every stored CRD (used at start-up)."""
     for entry in ctx.store.entries(CRD_KEY):
         _register(ctx, entry.obj)
-
-
-def begin_delete(ctx: ApiContext, obj: JSON, dry_run: bool) -> JSON:
-    meta = obj["metadata"]
-    finalizers = list(meta.get("finalizers") or [])
-    if CLEANUP_FINALIZER not in finalizers and not meta.get("deletionTimestamp"):
-        finalizers.append(CLEANUP_FINALIZER)
-    meta["finalizers"] = finalizers
-    if not meta.get("deletionTimestamp"):
-        meta["deletionTimestamp"] = format_time(ctx.clock())
-        meta["deletionGracePeriodSeconds"] = 0
-        meta["generation"] = int(meta.get("generation", 0)) + 1
-        conditions = obj.setdefault("status", {}).get("conditions") or []
-        conditions = [c for c in conditions if c.get("type") != "Terminating"]
-        conditions.append(
-            _condition(
-                "Terminating",
-                "True",
-                "InstanceDeletionInProgress",
-                "CustomResource deletion is in progress",
-                format_time(ctx.clock()),
-            )
-        )
-        obj["status"]["conditions"] = conditions
-    if dry_run:
-        return obj
-    result = ctx.store.update(CRD_KEY, obj, check_resource_version=False)
-    task = asyncio.get_running_loop().create_task(_cleanup(ctx, str(meta["name"])))
-    ctx.background.add(task)
-    task.add_done_callback(ctx.background.discard)
-    return result
-
-
-async def _cleanup(ctx: ApiContext, name: str) -> None:
-    from kubesim.handlers_delete import delete_one
-
-    entry = ctx.store.entry(CRD_KEY, "", name)
-    if entry is None:
-        return
-    rtypes = types_for(entry.obj)
-    if rtypes:
-        rtype = rtypes[0]
-        requested: set[tuple[str, str]] = set()
-        while entries := ctx.store.entries(rtype.key):
-            for item in entries:
-                if (item.namespace, item.name) not in requested:
-                    requested.add((item.namespace, item.name))
-                    try:
-                        delete_one(ctx, rtype, item.namespace, item.name, {})
-                    except Exception:
-                        log.exception("custom resource cleanup failed")
-            await asyncio.sleep(_POLL)
-    entry = ctx.store.entry(CRD_KEY, "", name)
-    if entry is None:
-        return
-    crd = copy_json(entry.obj)
-    crd["metadata"]["finalizers"] = [
-        f for f in crd["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER
-    ]
-    if not crd["metadata"]["finalizers"]:
-        crd["metadata"].pop("finalizers")
-    ctx.store.update(CRD_KEY, crd, check_resource_version=False)
 
 
 def forget(ctx: ApiContext, crd: JSON) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesim import errors
-from kubesim.records import new_uid
-from kubesim.store import format_time
-from kubesim.types import GEN_CREATE, GEN_NONE, GEN_SPEC_ANNOTATIONS, ResourceType
+from kubesim.resources.types import GEN_CREATE, GEN_NONE, GEN_SPEC_ANNOTATIONS, ResourceType
+from kubesim.status import errors
+from kubesim.storage.records import new_uid
+from kubesim.storage.store import format_time
 
 JSON = dict[str, Any]
 _SYSTEM_FIELDS = (

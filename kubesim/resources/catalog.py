@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kubesim.types import BUILTIN_TYPES, GROUP_ORDER, ResourceType
+from kubesim.resources.types import BUILTIN_TYPES, GROUP_ORDER, ResourceType
 
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
@@ -79,5 +79,5 @@ class Registry:
         return iter(list(self._by_gvr.values()))
 
     def openapi_types(self) -> list[ResourceType]:
-        """Every served type (kubesim.openapi builds /openapi/v2 and /openapi/v3 from these)."""
+        """Every served type (kubesim.server.openapi builds /openapi/v2 and /openapi/v3 from these)."""
         return list(self._by_gvr.values())

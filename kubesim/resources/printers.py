@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.types import ResourceType
+from kubesim.resources.types import ResourceType
 
 JSON = dict[str, Any]
 Column = tuple[str, str, str, int, Callable[[JSON], Any]]  # name, type, format, priority, cell

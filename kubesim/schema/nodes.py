@@ -1,9 +1,9 @@
 """Schema nodes compiled once for the hot per-request walks (unknown-field checks, a create's managedFields).
 
-`compiled(node)` turns a `kubesim.schemas` node (a dict) into a `Node` whose flags are plain attributes
+`compiled(node)` turns a `kubesim.schema.schemas` node (a dict) into a `Node` whose flags are plain attributes
 and whose children are resolved once and remembered, so that walking an object costs attribute reads
 instead of repeated `$ref` resolution, extension look-ups and memo-table probes. The answers are exactly
-those of the `kubesim.schemas` functions they are computed from.
+those of the `kubesim.schema.schemas` functions they are computed from.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from kubesim import schemas
+from kubesim.schema import schemas
 
 JSON = dict[str, Any]
 T = TypeVar("T")

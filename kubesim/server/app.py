@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import orjson
 import yaml
 from aiohttp import web
 
-from kubesim import crd, discovery, errors, openapi
-from kubesim.context import ApiContext, error_response
-from kubesim.handlers_delete import delete_collection, delete_object
-from kubesim.handlers_pods import bind_pod, evict_pod, pod_log
-from kubesim.handlers_read import get_object, list_objects
-from kubesim.handlers_scale import get_scale, write_scale
-from kubesim.handlers_watch import watch_objects
-from kubesim.handlers_write import create_object, patch_object, update_object
-from kubesim.request import Target, negotiate, parse_bool, resolve
-from kubesim.types import SEED_NAMESPACES
-
-if TYPE_CHECKING:
-    from kubesim.sim import KubeSim
+from kubesim.api.context import ApiContext, error_response
+from kubesim.api.request import Target, negotiate, parse_bool, resolve
+from kubesim.handlers.delete import delete_collection, delete_object
+from kubesim.handlers.pods import bind_pod, evict_pod, pod_log
+from kubesim.handlers.read import get_object, list_objects
+from kubesim.handlers.scale import get_scale, write_scale
+from kubesim.handlers.watch import watch_objects
+from kubesim.handlers.write import create_object, patch_object, update_object
+from kubesim.registry import crd
+from kubesim.resources.types import SEED_NAMESPACES
+from kubesim.server import discovery, openapi
+from kubesim.status import errors
+from kubesim.storage.store import Store
 
 log = logging.getLogger(__name__)
 Handler = Callable[[ApiContext, web.Request, Target], Awaitable[web.StreamResponse]]
@@ -41,10 +40,10 @@ VERSION = {
 }
 
 
-def seed_cluster(sim: KubeSim) -> None:
+def seed_cluster(store: Store) -> None:
     for name in SEED_NAMESPACES:
-        if sim.store.entry("namespaces", "", name) is None:
-            sim.store.create(
+        if store.entry("namespaces", "", name) is None:
+            store.create(
                 "namespaces",
                 {
                     "apiVersion": "v1",
@@ -141,30 +140,19 @@ async def not_found(request: web.Request) -> web.Response:
     return error_response(errors.resource_not_found())
 
 
-def make_context(sim: KubeSim) -> ApiContext:
-    return ApiContext(
-        store=sim.store,
-        registry=sim.registry,
-        watches=sim.watches,
-        clock=sim.clock,
-        max_body_bytes=sim.max_body_bytes,
-        bookmark_interval=sim.bookmark_interval,
-        seed=sim.seed,
-        rng=random.Random(sim.seed),
-    )
-
-
-def build_app(sim: KubeSim, ctx: ApiContext) -> web.Application:
-    middlewares = [sim.faults.middleware] if sim.faults is not None else []
-    app = web.Application(middlewares=middlewares, client_max_size=sim.max_body_bytes + 1024)
+def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
+    """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
+    and its /kubesim/ routes."""
+    middlewares = [faults.middleware] if faults is not None else []
+    app = web.Application(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
     crd.restore(ctx)
     crd.follow(ctx)
-    if sim.faults is not None:
-        app.router.add_routes(sim.faults.routes)
+    if faults is not None:
+        app.router.add_routes(faults.routes)
     app.router.add_get("/version", version)
     for path in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(path, healthz)
-    openapi.add_routes(app, sim.registry)
+    openapi.add_routes(app, ctx.registry)
     handler = _api_handler(ctx)
     for prefix in ("/api", "/apis"):
         app.router.add_route("*", prefix, handler)

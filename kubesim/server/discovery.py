@@ -7,9 +7,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim import errors
-from kubesim.registry import Registry
-from kubesim.types import SUB_VERBS, ResourceType
+from kubesim.resources.catalog import Registry
+from kubesim.resources.types import SUB_VERBS, ResourceType
+from kubesim.status import errors
 
 JSON = dict[str, Any]
 AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

@@ -1,4 +1,4 @@
-"""/openapi/v2 and /openapi/v3, generated from the real schemas (kubesim.schemas) and the served types.
+"""/openapi/v2 and /openapi/v3, generated from the real schemas (kubesim.schema.schemas) and the served types.
 
 What clients need from these documents (reference §1.2):
 - kubectl create/apply with default validation read `/openapi/v3`, then `/openapi/v3/<api/v1|apis/g/v>`;
@@ -8,11 +8,11 @@ What clients need from these documents (reference §1.2):
 - client-side apply may ask `/openapi/v2` with a protobuf-only Accept: answered 406 (client-go then falls
   back, exactly as with a 404); any Accept allowing JSON gets the Swagger 2 JSON document.
 
-`registry` is kubesim-core's `kubesim.registry.Registry`; only what `TypeRegistry` declares is used:
+`registry` is kubesim-core's `kubesim.resources.catalog.Registry`; only what `TypeRegistry` declares is used:
 iteration over served types (`ServedType`: group, version, plural, kind, namespaced, and an optional
 boolean `status` adding the /status paths) and `generation`. Custom kinds take their schema from
-`kubesim.schemas.register_crd_schema`. Documents are cached and rebuilt when `registry.generation` changes
-(a CRD was established or removed).
+`kubesim.schema.schemas.register_crd_schema`. Documents are cached and rebuilt when `registry.generation`
+changes (a CRD was established or removed).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import orjson
 from aiohttp import web
 
-from kubesim import schemas
+from kubesim.schema import schemas
 
 JSON = dict[str, Any]
 _DEFS_PREFIX = "#/$defs/"
@@ -32,7 +32,7 @@ _SERVER_VERSION = f"v1.{schemas.SERVER_MINOR}.0"
 
 
 class ServedType(Protocol):
-    """One served resource type (kubesim.types.ResourceType fits)."""
+    """One served resource type (kubesim.resources.types.ResourceType fits)."""
 
     @property
     def group(self) -> str: ...

@@ -8,8 +8,8 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from kubesim import errors
-from kubesim.store import Store, WatchEvent
+from kubesim.status import errors
+from kubesim.storage.store import Store, WatchEvent
 
 log = logging.getLogger(__name__)
 EVENTS = "events"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from kubesim import errors
-from kubesim.records import WatchEvent
+from kubesim.status import errors
+from kubesim.storage.records import WatchEvent
 
 
 class History:

@@ -9,12 +9,16 @@ import os
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kubesim.store import Store
+import orjson
 
 JSON = dict[str, Any]
+
+
+def copy_json(obj: JSON) -> JSON:
+    copied: JSON = orjson.loads(orjson.dumps(obj))
+    return copied
 
 
 def format_time(t: float) -> str:
@@ -96,21 +100,32 @@ class WatchEvent:
 
 
 class Subscription:
-    def __init__(self, store: Store, resource: str | None, callback: Callable[[WatchEvent], None]) -> None:
-        self._store = store
+    """A store subscription; `unsubscribe` is the store's, called by close()."""
+
+    def __init__(
+        self,
+        unsubscribe: Callable[[Subscription], None],
+        resource: str | None,
+        callback: Callable[[WatchEvent], None],
+    ) -> None:
+        self._unsubscribe = unsubscribe
         self.resource = resource
         self.callback = callback
 
     def close(self) -> None:
-        self._store._unsubscribe(self)
+        self._unsubscribe(self)
 
 
 class StoreWatch:
     """Async iterator over a resource's events, for in-process consumers."""
 
-    def __init__(self, store: Store, resource: str | None) -> None:
+    def __init__(
+        self,
+        subscribe: Callable[[str | None, Callable[[WatchEvent], None]], Subscription],
+        resource: str | None,
+    ) -> None:
         self._queue: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
-        self._sub = store.subscribe(resource, self._queue.put_nowait)
+        self._sub = subscribe(resource, self._queue.put_nowait)
 
     def close(self) -> None:
         self._sub.close()

@@ -51,9 +51,9 @@ from typing import Any
 
 import orjson
 
-from kubesim import errors
-from kubesim.history import History
-from kubesim.records import (
+from kubesim.status import errors
+from kubesim.storage.history import History
+from kubesim.storage.records import (
     Entry,
     StoreWatch,
     Subscription,
@@ -327,7 +327,7 @@ class Store:
             self._delivering = False
 
     def subscribe(self, resource: str | None, callback: Callable[[WatchEvent], None]) -> Subscription:
-        sub = Subscription(self, resource, callback)
+        sub = Subscription(self._unsubscribe, resource, callback)
         self._subs.setdefault(resource, []).append(sub)
         return sub
 
@@ -359,7 +359,7 @@ class Store:
         return self._rv >= rv
 
     def watch(self, resource: str | None) -> StoreWatch:
-        return StoreWatch(self, resource)
+        return StoreWatch(self.subscribe, resource)
 
     def resources(self) -> Iterable[str]:
         return list(self._objects)

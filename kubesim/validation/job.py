@@ -7,7 +7,7 @@ import copy
 import re
 from typing import Any
 
-from kubesim.validation_common import (
+from kubesim.validation.common import (
     JSON,
     OMIT,
     Causes,
@@ -24,7 +24,7 @@ from kubesim.validation_common import (
     selector_matches,
     validate_label_selector,
 )
-from kubesim.validation_pod import validate_pod_template
+from kubesim.validation.pod import validate_pod_template
 
 INDEXED, NON_INDEXED = "Indexed", "NonIndexed"
 MAX_INDEXED_PARALLELISM = 100_000

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim.validation_common import JSON, OMIT, Causes, duplicate, invalid, non_negative, required
-from kubesim.validation_job import INDEXED, condition_true, parse_indexes
+from kubesim.validation.common import JSON, OMIT, Causes, duplicate, invalid, non_negative, required
+from kubesim.validation.job import INDEXED, condition_true, parse_indexes
 
 
 def _finished(job: JSON) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.validation_common import (
+from kubesim.validation.common import (
     JSON,
     NAME_RULES,
     OMIT,

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim import schemas, validation_types
-from kubesim.schema_nodes import Node, ValueMemo, compiled
-from kubesim.validation_common import JSON, Causes
-from kubesim.validation_job import validate_job
-from kubesim.validation_job_status import validate_job_status
-from kubesim.validation_meta import validate_object_meta
-from kubesim.validation_pod import validate_pod_spec, validate_pod_update
-from kubesim.validation_schema import validate_custom
+from kubesim.schema import schemas
+from kubesim.schema.nodes import Node, ValueMemo, compiled
+from kubesim.validation import other_types
+from kubesim.validation.common import JSON, Causes
+from kubesim.validation.job import validate_job
+from kubesim.validation.job_status import validate_job_status
+from kubesim.validation.meta import validate_object_meta
+from kubesim.validation.pod import validate_pod_spec, validate_pod_update
+from kubesim.validation.schema import validate_custom
 
 GVK = tuple[str, str, str]
 _CONTAINERS = (dict, list)  # a tuple: cheaper to test than the union `dict | list`
@@ -53,16 +54,16 @@ def _pod(obj: JSON, old: JSON | None) -> Causes:
 _TYPE_RULES: dict[str, Any] = {
     "pods": _pod,
     "jobs.batch": validate_job,
-    "cronjobs.batch": validation_types.cronjob,
-    "replicasets.apps": validation_types.replica_set_like,
-    "deployments.apps": validation_types.deployment,
-    "services": validation_types.service,
-    "leases.coordination.k8s.io": validation_types.lease,
-    "events": validation_types.event,
-    "events.events.k8s.io": validation_types.event,
-    "customresourcedefinitions.apiextensions.k8s.io": validation_types.crd,
-    "configmaps": validation_types.config_data,
-    "secrets": validation_types.config_data,
+    "cronjobs.batch": other_types.cronjob,
+    "replicasets.apps": other_types.replica_set_like,
+    "deployments.apps": other_types.deployment,
+    "services": other_types.service,
+    "leases.coordination.k8s.io": other_types.lease,
+    "events": other_types.event,
+    "events.events.k8s.io": other_types.event,
+    "customresourcedefinitions.apiextensions.k8s.io": other_types.crd,
+    "configmaps": other_types.config_data,
+    "secrets": other_types.config_data,
 }
 
 
@@ -95,7 +96,7 @@ def validate_status(resource: str, new: JSON, old: JSON) -> list[JSON]:
     if resource == "jobs.batch":
         causes += validate_job_status(new, old)
     elif resource in ("replicasets.apps", "deployments.apps"):
-        causes += validation_types.replica_status(new, old)
+        causes += other_types.replica_status(new, old)
     elif resource not in _TYPE_RULES:
         causes += _custom(new)
     return causes

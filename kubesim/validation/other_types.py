@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from kubesim.validation_common import (
+from kubesim.validation.common import (
     JSON,
     OMIT,
     Causes,
@@ -25,8 +25,8 @@ from kubesim.validation_common import (
     too_long,
     validate_label_selector,
 )
-from kubesim.validation_job import validate_job_spec
-from kubesim.validation_pod import validate_pod_template
+from kubesim.validation.job import validate_job_spec
+from kubesim.validation.pod import validate_pod_template
 
 
 def _spec(obj: JSON) -> JSON:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.validation_common import (
+from kubesim.validation.common import (
     JSON,
     Causes,
     dns1123_label,
@@ -18,7 +18,7 @@ from kubesim.validation_common import (
     required,
     validate_labels,
 )
-from kubesim.validation_meta import validate_annotations
+from kubesim.validation.meta import validate_annotations
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")

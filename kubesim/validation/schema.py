@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesim.validation_common import JSON, Causes, go_repr, not_supported, required
+from kubesim.validation.common import JSON, Causes, go_repr, not_supported, required
 
 _JSON_TYPES = (
     ("boolean", bool),

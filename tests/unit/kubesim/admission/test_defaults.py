@@ -1,12 +1,12 @@
-"""kubesim.defaults: what kube-apiserver fills in for each type."""
+"""kubesim.admission.defaults: what kube-apiserver fills in for each type."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from kubesim.defaults import apply_defaults
-from kubesim.defaults_pod import image_pull_policy, parse_quantity, qos_class
+from kubesim.admission.defaults import apply_defaults
+from kubesim.admission.defaults_pod import image_pull_policy, parse_quantity, qos_class
 
 UID = "0b5b0e7e-1111-2222-3333-444455556666"
 

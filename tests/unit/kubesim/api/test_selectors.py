@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from kubesim.errors import ApiError
-from kubesim.selectors import (
+from kubesim.api.selectors import (
     fields_match,
     label_selector_from_object,
     labels_match,
     parse_field_selector,
     parse_label_selector,
 )
+from kubesim.status.errors import ApiError
 
 
 def obj(labels: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:

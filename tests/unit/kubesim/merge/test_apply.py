@@ -1,4 +1,4 @@
-"""kubesim.apply: server-side apply and managedFields as kubectl and controllers exercise them."""
+"""kubesim.merge.apply: server-side apply and managedFields as kubectl and controllers exercise them."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kubesim import schemas
-from kubesim.apply import ApplyConflict, record_update, server_side_apply
-from kubesim.apply_fieldset import field_set, from_fields_v1, path_string, to_fields_v1
+from kubesim.merge.apply import ApplyConflict, record_update, server_side_apply
+from kubesim.merge.fieldset import field_set, from_fields_v1, path_string, to_fields_v1
+from kubesim.schema import schemas
 
 DEPLOYMENT = ("apps", "v1", "Deployment")
 POD = ("", "v1", "Pod")

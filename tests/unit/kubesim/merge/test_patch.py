@@ -1,4 +1,4 @@
-"""kubesim.patch: the patch shapes kubectl, the Job controller and the Python clients really send."""
+"""kubesim.merge.patch: the patch shapes kubectl, the Job controller and the Python clients really send."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from kubesim import schemas
-from kubesim.patch import (
+from kubesim.merge.patch import (
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
     PatchError,
     apply_patch,
 )
+from kubesim.schema import schemas
 
 POD = ("", "v1", "Pod")
 DEPLOYMENT = ("apps", "v1", "Deployment")

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from kubesim import defaults, schemas, validation
-from kubesim.apply import record_update
+from kubesim.admission import defaults
+from kubesim.merge.apply import record_update
+from kubesim.schema import schemas
+from kubesim.validation import objects as validation
 
 POD = ("", "v1", "Pod")
 JOB = ("batch", "v1", "Job")

@@ -1,8 +1,8 @@
-"""kubesim.schemas: the bundled Kubernetes definitions, indexed by GVK, with merge semantics."""
+"""kubesim.schema.schemas: the bundled Kubernetes definitions, indexed by GVK, with merge semantics."""
 
 from __future__ import annotations
 
-from kubesim import schemas
+from kubesim.schema import schemas
 
 POD = ("", "v1", "Pod")
 DEPLOYMENT = ("apps", "v1", "Deployment")

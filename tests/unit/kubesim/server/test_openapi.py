@@ -1,4 +1,4 @@
-"""kubesim.openapi: the documents kubectl reads, served over real HTTP by an aiohttp test server."""
+"""kubesim.server.openapi: the documents kubectl reads, served over real HTTP by an aiohttp test server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from kubesim import openapi, schemas
+from kubesim.schema import schemas
+from kubesim.server import openapi
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from kubesim.store import Store
+from kubesim.storage.store import Store
 
 
 def _cm(namespace: str, name: str) -> dict[str, object]:

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from kubesim import schemas
-from kubesim.defaults import apply_defaults
-from kubesim.validation import invalid_message, unknown_fields, validate, validate_status
-from kubesim.validation_common import DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN_MSG, go_repr
-from kubesim.validation_job import parse_indexes
+from kubesim.admission.defaults import apply_defaults
+from kubesim.schema import schemas
+from kubesim.validation.common import DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN_MSG, go_repr
+from kubesim.validation.job import parse_indexes
+from kubesim.validation.objects import invalid_message, unknown_fields, validate, validate_status
 
 UID = "11111111-2222-3333-4444-555555555555"
 NOW = "2026-01-01T00:00:10Z"
