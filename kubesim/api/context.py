@@ -14,6 +14,7 @@ from kubesim.resources import eventsview
 from kubesim.resources.catalog import Registry
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
+from kubesim.status.body import status_body
 from kubesim.storage.store import Entry, Store
 from kubesim.storage.watch import WatchHub
 
@@ -108,4 +109,4 @@ def success_status(rtype: ResourceType, name: str, uid: str) -> JSON:
         details["group"] = rtype.group
     details["kind"] = rtype.plural
     details["uid"] = uid
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+    return status_body("Success", details=details)

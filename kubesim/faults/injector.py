@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesim.status.body import status_body
+
 AUDIT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 ERROR_CODES = (500, 429, 409)
 ADMIN_PREFIX = "/kubesim/"
@@ -148,16 +150,7 @@ class LatencyRule(_Rule):
 
 
 def _status(code: int, reason: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "details": details,
-        "code": code,
-    }
+    return status_body("Failure", message=message, reason=reason, details=details, code=code)
 
 
 def error_response(rule: ErrorRule, info: RequestInfo) -> web.Response:

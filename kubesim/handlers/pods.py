@@ -11,11 +11,12 @@ from kubesim.api.context import ApiContext, json_response
 from kubesim.api.request import Target, decode_object, read_body
 from kubesim.registry.deletion import delete_one
 from kubesim.status import errors
+from kubesim.status.body import status_body
 from kubesim.storage.records import copy_json
 from kubesim.storage.store import format_time
 
 JSON = dict[str, Any]
-CREATED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+CREATED = status_body("Success", code=201)
 
 
 async def _body(ctx: ApiContext, request: web.Request, kind: str) -> JSON:

@@ -10,7 +10,7 @@ from kubesim.admission.pipeline import Write
 from kubesim.api.context import ApiContext, json_response
 from kubesim.api.request import Target, decode_object, media_type, read_body
 from kubesim.api.selectors import label_selector_from_object
-from kubesim.handlers.write import PATCH_TYPES, from_status
+from kubesim.handlers.write import PATCH_TYPES
 from kubesim.merge import patch
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
@@ -84,10 +84,7 @@ async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> 
             raise errors.ApiError(
                 415, "UnsupportedMediaType", "the body of the request was in an unknown format"
             )
-        try:
-            scale = patch.apply_patch(copy_json(current), body, content_type, SCALE_GVK)
-        except patch.PatchError as exc:
-            raise from_status(exc.status()) from None
+        scale = patch.apply_patch(copy_json(current), body, content_type, SCALE_GVK)  # may raise a PatchError
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid(

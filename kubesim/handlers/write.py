@@ -127,10 +127,7 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         )
     old = _current(ctx, target)
     current = copy_json(to_view(rtype, old))
-    try:
-        patched = patch.apply_patch(current, body, content_type, write.gvk)
-    except patch.PatchError as exc:
-        raise from_status(exc.status()) from None
+    patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
     check_meta_types(patched, rtype.kind)

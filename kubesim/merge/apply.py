@@ -40,6 +40,7 @@ from kubesim.merge.fieldset import (
     to_fields_v1,
 )
 from kubesim.schema import schemas
+from kubesim.status.body import status_body
 from kubesim.storage.records import format_time
 
 JSON = dict[str, Any]
@@ -201,16 +202,13 @@ def conflict_status(conflicts: list[tuple[_Entry, Path]]) -> JSON:
                 f"- {path_string(path)}" for entry, path in conflicts if entry.describe() == describe
             )
         message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": "Conflict",
-        "details": {"causes": causes},
-        "code": 409,
-    }
+    return status_body(
+        "Failure",
+        message=message,
+        reason="Conflict",
+        details={"causes": causes},
+        code=409,
+    )
 
 
 def server_side_apply(

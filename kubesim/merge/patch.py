@@ -3,7 +3,7 @@
 `apply_patch(current, body, content_type, gvk)` returns a patched deep copy of `current` and never mutates it.
 Server-side apply (`application/apply-patch+yaml`) is not a patch here: it goes to `kubesim.merge.apply`.
 
-Errors are `PatchError(code, reason, message, details=None)`, with `.status()` giving the Status body:
+Errors are `PatchError(code, reason, message, details=None)`, an ApiError (`.status()`: the Status body):
 - 415 UnsupportedMediaType: unknown patch type, or a strategic merge patch on a custom resource (the real
   message lists the accepted media types);
 - 400 BadRequest: a body that does not decode (not JSON, a JSON patch that is not a list of operations, a
@@ -29,6 +29,7 @@ import jsonpatch
 import orjson
 
 from kubesim.schema import schemas
+from kubesim.status import errors
 
 JSON = dict[str, Any]
 GVK = tuple[str, str, str]
@@ -46,29 +47,8 @@ _ORDER_PREFIX = "$setElementOrder/"
 _DELETE_PRIMITIVE_PREFIX = "$deleteFromPrimitiveList/"
 
 
-class PatchError(Exception):
-    """A patch that cannot be applied; maps onto a Status (code, reason, message, optional details)."""
-
-    def __init__(self, code: int, reason: str, message: str, details: JSON | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-        self.details = details
-
-    def status(self) -> JSON:
-        body: JSON = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-        }
-        if self.details is not None:
-            body["details"] = self.details
-        body["code"] = self.code
-        return body
+class PatchError(errors.ApiError):
+    """A patch that cannot be applied: an ApiError (code, reason, message, optional details)."""
 
 
 def unsupported_patch_type(accepted: tuple[str, ...]) -> PatchError:

@@ -25,6 +25,7 @@ import orjson
 from aiohttp import web
 
 from kubesim.schema import schemas
+from kubesim.status.body import status_body
 
 JSON = dict[str, Any]
 _DEFS_PREFIX = "#/$defs/"
@@ -291,15 +292,12 @@ def add_routes(app: web.Application, registry: TypeRegistry) -> None:
 
     async def v2(request: web.Request) -> web.Response:
         if not _accepts_json(request):
-            status = {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": "only the following media types are accepted: application/json",
-                "reason": "NotAcceptable",
-                "code": 406,
-            }
+            status = status_body(
+                "Failure",
+                message="only the following media types are accepted: application/json",
+                reason="NotAcceptable",
+                code=406,
+            )
             return web.Response(status=406, body=orjson.dumps(status), content_type="application/json")
         return json_body(documents().v2)
 
@@ -309,16 +307,13 @@ def add_routes(app: web.Application, registry: TypeRegistry) -> None:
     async def v3_group_version(request: web.Request) -> web.Response:
         body = documents().v3.get(request.match_info["gv"])
         if body is None:
-            status = {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": "the server could not find the requested resource",
-                "reason": "NotFound",
-                "details": {},
-                "code": 404,
-            }
+            status = status_body(
+                "Failure",
+                message="the server could not find the requested resource",
+                reason="NotFound",
+                details={},
+                code=404,
+            )
             return web.Response(status=404, body=orjson.dumps(status), content_type="application/json")
         return json_body(body)
 

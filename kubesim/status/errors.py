@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.status.body import status_body
+
 JSON = dict[str, Any]
 
 
@@ -21,18 +23,14 @@ class ApiError(Exception):
         self.list_meta: JSON = {}  # the Status's own ListMeta (a fresh continue token on an expired one)
 
     def status(self) -> JSON:
-        body: JSON = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": dict(self.list_meta),
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-        }
-        if self.details is not None:
-            body["details"] = self.details
-        body["code"] = self.code
-        return body
+        return status_body(
+            "Failure",
+            message=self.message,
+            reason=self.reason,
+            details=self.details,
+            code=self.code,
+            metadata=self.list_meta,
+        )
 
 
 def _details(name: str, group: str, kind: str, **extra: Any) -> JSON:
