@@ -21,168 +21,27 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from aiohttp import web
 
+from kubesim.faults.rules import (
+    AUDIT_VERBS,
+    ERROR_CODES,
+    ErrorRule,
+    LatencyRule,
+    RequestInfo,
+    error_response,
+    request_info,
+    selector,
+)
 from kubesim.status.body import status_body
 
-AUDIT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
-ERROR_CODES = (500, 429, 409)
 ADMIN_PREFIX = "/kubesim/"
-
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_NAMESPACE_SUBRESOURCES = ("status", "finalize")
-
-
-@dataclass(frozen=True)
-class RequestInfo:
-    """Which audit verb and resource an API request is (the apiserver's RequestInfo, reduced)."""
-
-    verb: str
-    group: str
-    resource: str
-    subresource: str = ""
-    namespace: str = ""
-    name: str = ""
-
-
-def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInfo | None:
-    """Classify a resource request; None for non-resource paths (/version, /openapi, discovery)."""
-    parts = [p for p in path.split("/") if p]
-    if len(parts) >= 2 and parts[0] == "api":
-        group, rest = "", parts[2:]
-    elif len(parts) >= 3 and parts[0] == "apis":
-        group, rest = parts[1], parts[3:]
-    else:
-        return None
-    legacy_watch = bool(rest) and rest[0] == "watch"
-    if legacy_watch:
-        rest = rest[1:]
-    namespace = ""
-    if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in _NAMESPACE_SUBRESOURCES:
-        namespace, rest = rest[1], rest[2:]
-    if not rest:
-        return None
-    resource = rest[0]
-    name = rest[1] if len(rest) > 1 else ""
-    subresource = "/".join(rest[2:])
-    if resource == "namespaces" and name:
-        namespace = name
-    watching = legacy_watch or query.get("watch", "") in _TRUE
-    verb = {
-        "POST": "create",
-        "PUT": "update",
-        "PATCH": "patch",
-        "DELETE": "delete" if name else "deletecollection",
-    }.get(method.upper())
-    if verb is None:
-        verb = "watch" if watching else ("get" if name else "list")
-    return RequestInfo(verb, group, resource, subresource, namespace, name)
-
-
-def _selector(value: object, allowed: Iterable[str] | None, what: str) -> tuple[str, ...]:
-    """Normalise a verb/resource selector: None, "*", a string or a list of strings; () means any."""
-    if value is None or value == "*":
-        return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list | tuple) or not all(isinstance(i, str) and i for i in items):
-        raise ValueError(f"{what} must be a string or a list of strings")
-    if "*" in items:
-        return ()
-    if allowed is not None:
-        unknown = [i for i in items if i not in allowed]
-        if unknown:
-            raise ValueError(f"unknown {what} {unknown[0]!r}: expected one of {', '.join(allowed)}")
-    return tuple(items)
-
-
-@dataclass
-class _Rule:
-    verbs: tuple[str, ...]
-    resources: tuple[str, ...]
-
-    def matches(self, info: RequestInfo) -> bool:
-        if self.verbs and info.verb not in self.verbs:
-            return False
-        if not self.resources:
-            return True
-        # "jobs", "jobs.batch", "jobs/status" and "jobs.batch/status" all name batch jobs' status writes
-        names = [info.resource, f"{info.resource}.{info.group}"] if info.group else [info.resource]
-        if info.subresource:
-            names += [f"{name}/{info.subresource}" for name in names]
-        return any(name in self.resources for name in names)
-
-
-@dataclass
-class ErrorRule(_Rule):
-    """Fail `fraction` of the matching requests with `code`, at most `count` times (None: no limit)."""
-
-    code: int = 500
-    fraction: float = 1.0
-    retry_after: int = 1
-    count: int | None = None
-    id: int = 0
-    injected: int = 0
-
-    def as_json(self) -> dict[str, Any]:
-        return {"kind": "error", **asdict(self), "verbs": list(self.verbs), "resources": list(self.resources)}
-
-
-@dataclass
-class LatencyRule(_Rule):
-    """Delay every matching request by `seconds` before it is served."""
-
-    seconds: float = 0.0
-    id: int = 0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "kind": "latency",
-            **asdict(self),
-            "verbs": list(self.verbs),
-            "resources": list(self.resources),
-        }
-
-
-def _status(code: int, reason: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
-    return status_body("Failure", message=message, reason=reason, details=details, code=code)
-
-
-def error_response(rule: ErrorRule, info: RequestInfo) -> web.Response:
-    """The response a real API server gives for this kind of failure."""
-    qualified = f"{info.resource}.{info.group}" if info.group else info.resource
-    headers: dict[str, str] = {}
-    if rule.code == 429:
-        body = _status(
-            429,
-            "TooManyRequests",
-            "Too many requests, please try again later.",
-            {"retryAfterSeconds": rule.retry_after},
-        )
-        headers["Retry-After"] = str(rule.retry_after)
-    elif rule.code == 409:
-        details: dict[str, Any] = {"name": info.name, "kind": info.resource}
-        if info.group:
-            details["group"] = info.group
-        body = _status(
-            409,
-            "Conflict",
-            f'Operation cannot be fulfilled on {qualified} "{info.name}": the object has been modified; '
-            "please apply your changes to the latest version and try again",
-            details,
-        )
-    else:
-        cause = "kubesim injected an internal error"
-        message = f"Internal error occurred: {cause}"
-        body = _status(500, "InternalError", message, {"causes": [{"message": cause}]})
-    return web.Response(
-        status=rule.code, body=orjson.dumps(body), content_type="application/json", headers=headers
-    )
 
 
 @dataclass
@@ -243,8 +102,8 @@ class Faults:
         if retry_after < 0:
             raise ValueError("retry_after must not be negative")
         rule = ErrorRule(
-            verbs=_selector(verb, AUDIT_VERBS, "verb"),
-            resources=_selector(resource, None, "resource"),
+            verbs=selector(verb, AUDIT_VERBS, "verb"),
+            resources=selector(resource, None, "resource"),
             code=code,
             fraction=float(fraction),
             retry_after=int(retry_after),
@@ -261,8 +120,8 @@ class Faults:
         if seconds < 0:
             raise ValueError("seconds must not be negative")
         rule = LatencyRule(
-            verbs=_selector(verb, AUDIT_VERBS, "verb"),
-            resources=_selector(resource, None, "resource"),
+            verbs=selector(verb, AUDIT_VERBS, "verb"),
+            resources=selector(resource, None, "resource"),
             seconds=float(seconds),
             id=next(self._ids),
         )
@@ -361,7 +220,7 @@ class Faults:
                 count=None if body.get("count") is None else int(body["count"]),
             )
         except (ValueError, TypeError) as exc:
-            return _json(400, _status(400, "BadRequest", str(exc), {}))
+            return _bad_request(str(exc))
         return _json(201, rule.as_json())
 
     async def _post_latency(self, request: web.Request) -> web.Response:
@@ -371,7 +230,7 @@ class Faults:
                 float(body.get("seconds", 0.0)), verb=body.get("verb"), resource=body.get("resource")
             )
         except (ValueError, TypeError) as exc:
-            return _json(400, _status(400, "BadRequest", str(exc), {}))
+            return _bad_request(str(exc))
         return _json(201, rule.as_json())
 
 
@@ -381,6 +240,10 @@ def _plain(value: object) -> object:
 
 def _json(status: int, body: object) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+
+
+def _bad_request(message: str) -> web.Response:
+    return _json(400, status_body("Failure", message=message, reason="BadRequest", details={}, code=400))
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
