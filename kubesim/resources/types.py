@@ -10,7 +10,8 @@ JSON = dict[str, Any]
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUB_VERBS = ("get", "patch", "update")
 
-# generation policies (reference §1.3)
+# generation policies: what each type's registry strategy does to metadata.generation in PrepareForCreate and
+# PrepareForUpdate (e.g. `pkg/registry/apps/deployment/strategy.go` `deploymentStrategy.PrepareForUpdate`)
 GEN_NONE = "none"  # no metadata.generation
 GEN_CREATE = "create"  # 1 on create, never bumped by writes (pods in 1.32)
 GEN_SPEC = "spec"  # 1 on create, +1 when anything but metadata/status changes

@@ -1,6 +1,8 @@
 """/openapi/v2 and /openapi/v3, generated from the real schemas (kubesim.schema.schemas) and the served types.
 
-What clients need from these documents (reference §1.2):
+What clients need from these documents (the apiserver serves them from kube-openapi's
+`pkg/handler/handler.go` (v2) and `pkg/handler3/handler.go` (v3); client-go reads v3 through
+`staging/src/k8s.io/client-go/openapi3/root.go`):
 - kubectl create/apply with default validation read `/openapi/v3`, then `/openapi/v3/<api/v1|apis/g/v>`;
   a `patch` operation carrying `x-kubernetes-group-version-kind` and a `fieldValidation` query parameter
   lets kubectl skip client-side validation and send `fieldValidation=Strict`.
