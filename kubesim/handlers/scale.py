@@ -10,7 +10,7 @@ from kubesim.admission.pipeline import Write
 from kubesim.api.context import ApiContext, json_response
 from kubesim.api.request import Target, decode_object, media_type, read_body
 from kubesim.api.selectors import label_selector_from_object
-from kubesim.handlers.write import PATCH_TYPES
+from kubesim.handlers.write import PATCH_TYPES, current_object
 from kubesim.merge import patch
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
@@ -34,14 +34,6 @@ def _path_set(obj: JSON, path: str, value: Any) -> None:
     for part in parts[:-1]:
         current = current.setdefault(part, {})
     current[parts[-1]] = value
-
-
-def _parent(ctx: ApiContext, target: Target) -> JSON:
-    rtype = target.rtype
-    entry = ctx.store.entry(rtype.key, target.namespace, target.name)
-    if entry is None:
-        raise errors.not_found(rtype.plural, rtype.group, target.name)
-    return entry.obj
 
 
 def to_scale(target: Target, parent: JSON) -> JSON:
@@ -68,12 +60,12 @@ def to_scale(target: Target, parent: JSON) -> JSON:
 
 
 async def get_scale(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
-    return json_response(to_scale(target, _parent(ctx, target)))
+    return json_response(to_scale(target, current_object(ctx, target)))
 
 
 async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     write = Write(ctx, request, target)
-    parent = _parent(ctx, target)
+    parent = current_object(ctx, target)
     current = to_scale(target, parent)
     body = await read_body(request, ctx.max_body_bytes)
     if request.method == "PUT":

@@ -50,7 +50,8 @@ async def create_object(ctx: ApiContext, request: web.Request, target: Target) -
     return write.respond(result, 201)
 
 
-def _current(ctx: ApiContext, target: Target) -> JSON:
+def current_object(ctx: ApiContext, target: Target) -> JSON:
+    """The stored object the request names (404 when there is none)."""
     rtype = target.rtype
     entry = ctx.store.entry(rtype.key, target.namespace, target.name)
     if entry is None:
@@ -78,7 +79,7 @@ async def update_object(ctx: ApiContext, request: web.Request, target: Target) -
     write = Write(ctx, request, target)
     obj = await write.read_object()
     _check_identity(target, obj)
-    old = _current(ctx, target)
+    old = current_object(ctx, target)
     sub = target.subresource or None
     result = write.update(obj, old, sub)
     _after_write(ctx, write, result)
@@ -125,7 +126,7 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
             "UnsupportedMediaType",
             f"the body of the request was in an unknown format - accepted media types include: {accepted}",
         )
-    old = _current(ctx, target)
+    old = current_object(ctx, target)
     current = copy_json(to_view(rtype, old))
     patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
     if not isinstance(patched, dict):

@@ -225,6 +225,21 @@ def _containers(pod: Obj, key: str = "containers") -> list[Obj]:
     return list(pod.get("spec", {}).get(key) or [])
 
 
+def _first_status(uid: str, container: Obj, *, ready: bool, started: bool, state: Obj) -> Obj:
+    """A container's status in its first attempt (restartCount 0, no lastState)."""
+    return {
+        "name": container["name"],
+        "image": container.get("image", ""),
+        "imageID": image_id(container.get("image", "")),
+        "containerID": container_id(uid, container["name"], 0),
+        "ready": ready,
+        "started": started,
+        "restartCount": 0,
+        "state": state,
+        "lastState": {},
+    }
+
+
 def running_status(pod: Obj, host_ip: str, pod_ip: str, now: str, ready: bool) -> Obj:
     """Status right after the kubelet started every container of a bound pod."""
     uid = pod["metadata"].get("uid", "")
@@ -241,15 +256,12 @@ def running_status(pod: Obj, host_ip: str, pod_ip: str, now: str, ready: bool) -
     init = _containers(pod, "initContainers")
     if init:
         status["initContainerStatuses"] = [
-            {
-                "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": image_id(c.get("image", "")),
-                "containerID": container_id(uid, c["name"], 0),
-                "ready": True,
-                "started": False,
-                "restartCount": 0,
-                "state": {
+            _first_status(
+                uid,
+                c,
+                ready=True,
+                started=False,
+                state={
                     "terminated": {
                         "exitCode": 0,
                         "reason": "Completed",
@@ -258,22 +270,11 @@ def running_status(pod: Obj, host_ip: str, pod_ip: str, now: str, ready: bool) -
                         "containerID": container_id(uid, c["name"], 0),
                     }
                 },
-                "lastState": {},
-            }
+            )
             for c in init
         ]
     status["containerStatuses"] = [
-        {
-            "name": c["name"],
-            "image": c.get("image", ""),
-            "imageID": image_id(c.get("image", "")),
-            "containerID": container_id(uid, c["name"], 0),
-            "ready": ready,
-            "started": True,
-            "restartCount": 0,
-            "state": {"running": {"startedAt": now}},
-            "lastState": {},
-        }
+        _first_status(uid, c, ready=ready, started=True, state={"running": {"startedAt": now}})
         for c in _containers(pod)
     ]
     set_condition(status, _condition("PodReadyToStartContainers", True, now))

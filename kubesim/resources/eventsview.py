@@ -19,11 +19,17 @@ _RENAMED = (
 _SAME = ("metadata", "related", "reason", "type", "action", "eventTime", "series", "reportingInstance")
 
 
-def to_events_v1(core: JSON) -> JSON:
-    out: JSON = {"kind": "Event", "apiVersion": "events.k8s.io/v1"}
+def _event(api_version: str, source: JSON) -> JSON:
+    """An Event of `api_version` with the fields both versions name alike copied from `source`."""
+    out: JSON = {"kind": "Event", "apiVersion": api_version}
     for name in _SAME:
-        if name in core:
-            out[name] = core[name]
+        if name in source:
+            out[name] = source[name]
+    return out
+
+
+def to_events_v1(core: JSON) -> JSON:
+    out = _event("events.k8s.io/v1", core)
     for old, new in _RENAMED:
         value = core.get(old)
         if value not in (None, "", 0, {}):
@@ -32,10 +38,7 @@ def to_events_v1(core: JSON) -> JSON:
 
 
 def to_core(event: JSON) -> JSON:
-    out: JSON = {"kind": "Event", "apiVersion": "v1"}
-    for name in _SAME:
-        if name in event:
-            out[name] = event[name]
+    out = _event("v1", event)
     for old, new in _RENAMED:
         if new in event:
             out[old] = event[new]

@@ -147,6 +147,13 @@ def _data_count(obj: JSON) -> int:
 _NAME: Column = ("Name", "string", "name", 0, lambda o: _get(o, "metadata.name", ""))
 _AGE: Column = ("Age", "string", "", 0, _age)
 _TEMPLATE = "spec.template.spec.containers"
+# what kubectl prints after AGE for every workload with a pod template: containers, images, selector (wide)
+_WORKLOAD_TAIL: list[Column] = [
+    _AGE,
+    ("Containers", "string", "", 1, lambda o: _containers(o, _TEMPLATE)),
+    ("Images", "string", "", 1, lambda o: _images(o, _TEMPLATE)),
+    ("Selector", "string", "", 1, _selector),
+]
 
 PRINTERS: dict[str, list[Column]] = {
     "pods": [
@@ -169,10 +176,7 @@ PRINTERS: dict[str, list[Column]] = {
             lambda o: f"{_get(o, 'status.succeeded', 0)}/{_get(o, 'spec.completions', 1)}",
         ),
         ("Duration", "string", "", 0, _job_duration),
-        _AGE,
-        ("Containers", "string", "", 1, lambda o: _containers(o, _TEMPLATE)),
-        ("Images", "string", "", 1, lambda o: _images(o, _TEMPLATE)),
-        ("Selector", "string", "", 1, _selector),
+        *_WORKLOAD_TAIL,
     ],
     "cronjobs": [
         _NAME,
@@ -187,10 +191,7 @@ PRINTERS: dict[str, list[Column]] = {
         ("Desired", "integer", "", 0, lambda o: _get(o, "spec.replicas", 1)),
         ("Current", "integer", "", 0, lambda o: _get(o, "status.replicas", 0)),
         ("Ready", "integer", "", 0, lambda o: _get(o, "status.readyReplicas", 0)),
-        _AGE,
-        ("Containers", "string", "", 1, lambda o: _containers(o, _TEMPLATE)),
-        ("Images", "string", "", 1, lambda o: _images(o, _TEMPLATE)),
-        ("Selector", "string", "", 1, _selector),
+        *_WORKLOAD_TAIL,
     ],
     "deployments": [
         _NAME,
@@ -203,10 +204,7 @@ PRINTERS: dict[str, list[Column]] = {
         ),
         ("Up-to-date", "integer", "", 0, lambda o: _get(o, "status.updatedReplicas", 0)),
         ("Available", "integer", "", 0, lambda o: _get(o, "status.availableReplicas", 0)),
-        _AGE,
-        ("Containers", "string", "", 1, lambda o: _containers(o, _TEMPLATE)),
-        ("Images", "string", "", 1, lambda o: _images(o, _TEMPLATE)),
-        ("Selector", "string", "", 1, _selector),
+        *_WORKLOAD_TAIL,
     ],
     "nodes": [
         _NAME,

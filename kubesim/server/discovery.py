@@ -29,6 +29,14 @@ def wants_aggregated(accept: str | None) -> bool:
     return False
 
 
+def _add_names(entry: JSON, rtype: ResourceType) -> None:
+    """shortNames and categories, present only when the type has some (both discovery formats)."""
+    if rtype.short_names:
+        entry["shortNames"] = list(rtype.short_names)
+    if rtype.categories:
+        entry["categories"] = list(rtype.categories)
+
+
 def _subresources(rtype: ResourceType) -> list[tuple[str, tuple[str, ...], tuple[str, str, str] | None]]:
     subs: list[tuple[str, tuple[str, ...], tuple[str, str, str] | None]] = []
     if rtype.plural == "namespaces" and not rtype.group:
@@ -54,10 +62,7 @@ def resource_list(registry: Registry, group: str, version: str) -> JSON:
             "kind": rtype.kind,
             "verbs": list(rtype.verbs),
         }
-        if rtype.short_names:
-            entry["shortNames"] = list(rtype.short_names)
-        if rtype.categories:
-            entry["categories"] = list(rtype.categories)
+        _add_names(entry, rtype)
         resources.append(entry)
         for sub, verbs, response_kind in _subresources(rtype):
             sub_entry: JSON = {
@@ -103,10 +108,7 @@ def _aggregated_group(registry: Registry, group: str) -> JSON:
                 "singularResource": rtype.singular_name,
                 "verbs": list(rtype.verbs),
             }
-            if rtype.short_names:
-                item["shortNames"] = list(rtype.short_names)
-            if rtype.categories:
-                item["categories"] = list(rtype.categories)
+            _add_names(item, rtype)
             subs = []
             for sub, verbs, response_kind in _subresources(rtype):
                 g, v, k = response_kind or (group, version, rtype.kind)

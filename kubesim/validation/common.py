@@ -229,12 +229,7 @@ def _name_part(name: str) -> list[str]:
 
 
 def label_value(value: str) -> list[str]:
-    errors = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errors.append(f"must be no more than {DNS1123_LABEL_MAX} characters")
-    if not LABEL_VALUE_RE.fullmatch(value):
-        errors.append(LABEL_VALUE_MSG)
-    return errors
+    return _name_errors(value, DNS1123_LABEL_MAX, LABEL_VALUE_RE, LABEL_VALUE_MSG)
 
 
 _KNOWN_VALID: set[tuple[Callable[[str], list[str]], str]] = set()

@@ -32,6 +32,15 @@ POD_UPDATE_FORBIDDEN = (
 )
 
 
+def _required_choice(value: Any, field: str, allowed: tuple[str, ...]) -> Causes:
+    """A required field with a fixed set of values: Required when empty, NotSupported when unknown."""
+    if not value:
+        return [required(field)]
+    if value not in allowed:
+        return [not_supported(field, value, allowed)]
+    return []
+
+
 def _containers(containers: Any, field: str, names: set[str], required_list: bool) -> Causes:
     causes: Causes = []
     if not containers:
@@ -54,11 +63,7 @@ def _containers(containers: Any, field: str, names: set[str], required_list: boo
             names.add(name)
         if not container.get("image"):
             causes.append(required(f"{path}.image"))
-        policy = container.get("imagePullPolicy")
-        if not policy:
-            causes.append(required(f"{path}.imagePullPolicy"))
-        elif policy not in PULL_POLICIES:
-            causes.append(not_supported(f"{path}.imagePullPolicy", policy, PULL_POLICIES))
+        causes += _required_choice(container.get("imagePullPolicy"), f"{path}.imagePullPolicy", PULL_POLICIES)
         message_policy = container.get("terminationMessagePolicy")
         if message_policy is not None and message_policy not in TERMINATION_MESSAGE_POLICIES:
             causes.append(
@@ -96,11 +101,7 @@ def validate_pod_spec(spec: Any, field: str) -> Causes:
     names: set[str] = set()
     causes = _containers(spec.get("initContainers"), f"{field}.initContainers", names, False)
     causes += _containers(spec.get("containers"), f"{field}.containers", names, True)
-    restart = spec.get("restartPolicy")
-    if not restart:
-        causes.append(required(f"{field}.restartPolicy"))
-    elif restart not in RESTART_POLICIES:
-        causes.append(not_supported(f"{field}.restartPolicy", restart, RESTART_POLICIES))
+    causes += _required_choice(spec.get("restartPolicy"), f"{field}.restartPolicy", RESTART_POLICIES)
     dns = spec.get("dnsPolicy")
     if dns is not None and dns not in DNS_POLICIES:
         causes.append(not_supported(f"{field}.dnsPolicy", dns, DNS_POLICIES))
