@@ -16,8 +16,8 @@ import statistics
 import sys
 import time
 
-from kubesim.kubelet import Kubelet
-from kubesim.store import Store, WatchEvent
+from kubesim.kubelet.kubelet import Kubelet
+from kubesim.storage.store import Store, WatchEvent
 
 ROUNDS = 3
 

@@ -189,9 +189,9 @@ async def pipeline(rounds: int = 5, per_round: int = 2000) -> None:
     from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
 
     from kubesim import KubeSim
-    from kubesim.admission import Write
-    from kubesim.context import ApiContext
-    from kubesim.request import Target, check_kind, decode_object, resolve
+    from kubesim.admission.pipeline import Write
+    from kubesim.api.context import ApiContext
+    from kubesim.api.request import Target, check_kind, decode_object, resolve
 
     class Request:  # what the write path reads from a request
         query = MultiDictProxy(MultiDict[str]())

@@ -13,6 +13,8 @@ from typing import NoReturn
 
 import structlog
 
+from kubesim.sim import KubeSim
+
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
@@ -86,8 +88,6 @@ def _configure_logging(level_name: str) -> None:
 
 
 async def serve(args: argparse.Namespace) -> None:
-    from kubesim import KubeSim
-
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -111,8 +111,8 @@ def tune_gc_for_a_dedicated_server() -> None:
     """Keep the cyclic GC off the start-up heap and collect the young generation less often.
 
     Only for the standalone process (not `KubeSim` embedded in someone else's process): the loaded schemas and
-    seed objects never die, and the store's objects hold no reference cycles, yet the collector kept walking
-    them - 30-50 % of kubesim's CPU at 5,000 pods (measured with benchmarks/kubesim_kubelet.py).
+    seed objects never die and the store's objects hold no reference cycles, so every walk of the collector
+    over them is work that frees nothing (figure: docs/design/performance.md).
     """
     gc.collect()
     gc.freeze()

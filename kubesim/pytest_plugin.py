@@ -8,7 +8,7 @@
         sim = await kubesim_factory(kubelet=False, seed=7)
 
     async def test_timing(kubesim_factory):       # time moves only when the test says so
-        clock = ManualClock()                     # from kubesim.kubelet_clock
+        clock = ManualClock()                     # from kubesim.kubelet.clock
         sim = await kubesim_factory(clock=clock)
         ...; clock.advance(0.5)                   # pods with run-seconds <= 0.5 finish now
 
@@ -19,26 +19,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
+
+from kubesim.sim import KubeSim
 
 try:  # pytest11 plugins load in every pytest run of the environment: never break one without pytest-asyncio
     from pytest_asyncio import fixture as async_fixture
 except ImportError:  # pragma: no cover - depends on the installing project
     async_fixture = pytest.fixture  # type: ignore[assignment]
 
-if TYPE_CHECKING:
-    from kubesim import KubeSim
-
-KubeSimFactory = Callable[..., Awaitable["KubeSim"]]
+KubeSimFactory = Callable[..., Awaitable[KubeSim]]
 
 
 @async_fixture
 async def kubesim() -> AsyncIterator[KubeSim]:
     """A kubesim on a free port with three Ready nodes and the simulated kubelet."""
-    from kubesim import KubeSim
-
     async with KubeSim(port=0, nodes=3) as sim:
         yield sim
 
@@ -46,8 +43,6 @@ async def kubesim() -> AsyncIterator[KubeSim]:
 @async_fixture
 async def kubesim_factory() -> AsyncIterator[KubeSimFactory]:
     """Start kubesims with custom arguments (defaults: port=0, nodes=3); all are stopped after the test."""
-    from kubesim import KubeSim
-
     async with AsyncExitStack() as stack:
 
         async def start(**kwargs: Any) -> KubeSim:

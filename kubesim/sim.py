@@ -3,10 +3,10 @@
     async with KubeSim(port=0, nodes=3) as sim:
         sim.url          # "http://127.0.0.1:PORT"
         sim.kubeconfig   # path of a kubeconfig pointing at it (kubeconfig_path or a temp file)
-        sim.store        # kubesim.store.Store (see its docstring for the Python API)
-        sim.watches      # kubesim.watch.WatchHub: close_all_watches() ends every open HTTP watch now
-        sim.faults       # kubesim.faults.Faults, or None when that module is absent
-        sim.registry     # kubesim.registry.Registry (resource types, CRD-defined ones included)
+        sim.store        # kubesim.storage.store.Store (see its docstring for the Python API)
+        sim.watches      # kubesim.storage.watch.WatchHub: close_all_watches() ends every open HTTP watch now
+        sim.faults       # kubesim.faults.injector.Faults, or None when that module is absent
+        sim.registry     # kubesim.resources.catalog.Registry (resource types, CRD-defined ones included)
         sim.clock        # callable returning the time in seconds (injectable)
 
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
@@ -15,14 +15,16 @@ bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after it
 deleted; 0 = never).
 
 Optional collaborators, looked up by module name so that each can land independently:
-- `kubesim.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()` (kubelet=True);
-- `kubesim.faults.Faults(seed=seed)`, bound with `.bind(compact=store.compact,
+- `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
+  (kubelet=True);
+- `kubesim.faults.injector.Faults(seed=seed)`, bound with `.bind(compact=store.compact,
   close_watches=watches.close_all_watches)`; its `.middleware` and `.routes` (/kubesim/...) are installed.
 """
 
 from __future__ import annotations
 
 import importlib
+import random
 import ssl
 import tempfile
 import time
@@ -33,11 +35,13 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.eventttl import EventExpiry
+from kubesim.api.context import ApiContext
 from kubesim.kubeconfig import write_kubeconfig
-from kubesim.registry import Registry
-from kubesim.store import Store
-from kubesim.watch import WatchHub
+from kubesim.resources.catalog import Registry
+from kubesim.server.app import build_app, seed_cluster
+from kubesim.storage.eventttl import EventExpiry
+from kubesim.storage.store import Store
+from kubesim.storage.watch import WatchHub
 
 
 def _optional(module: str) -> Any:
@@ -94,15 +98,22 @@ class KubeSim:
         self.api: Any = None
 
     async def start(self) -> KubeSim:
-        from kubesim.server import build_app, make_context, seed_cluster
-
-        seed_cluster(self)
-        faults_mod = _optional("kubesim.faults")
+        seed_cluster(self.store)
+        faults_mod = _optional("kubesim.faults.injector")
         if faults_mod is not None:
             self.faults = faults_mod.Faults(seed=self.seed)
             self.faults.bind(compact=self.store.compact, close_watches=self.watches.close_all_watches)
-        self.api = make_context(self)
-        self.app = build_app(self, self.api)
+        self.api = ApiContext(
+            store=self.store,
+            registry=self.registry,
+            watches=self.watches,
+            clock=self.clock,
+            max_body_bytes=self.max_body_bytes,
+            bookmark_interval=self.bookmark_interval,
+            seed=self.seed,
+            rng=random.Random(self.seed),
+        )
+        self.app = build_app(self.api, self.faults)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.ssl_context)
@@ -120,7 +131,7 @@ class KubeSim:
         if self.event_ttl > 0:
             self.event_expiry = EventExpiry(self.store, self.event_ttl, self.clock)
             self.event_expiry.start()
-        kubelet_mod = _optional("kubesim.kubelet") if self.kubelet_enabled else None
+        kubelet_mod = _optional("kubesim.kubelet.kubelet") if self.kubelet_enabled else None
         if kubelet_mod is not None:
             self.kubelet = kubelet_mod.Kubelet(self.store, self.nodes, self.seed, self.clock)
             await self.kubelet.start()

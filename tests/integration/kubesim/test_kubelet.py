@@ -14,10 +14,10 @@ import aiohttp
 import orjson
 import pytest
 
-from kubesim.kubelet_clock import ManualClock
-from kubesim.kubelet_pods import KILLED_EXIT_CODE, AttemptLedger, PodBehaviour
+from kubesim.kubelet.clock import ManualClock
+from kubesim.kubelet.pods import KILLED_EXIT_CODE, AttemptLedger, PodBehaviour
+from kubesim.kubelet.scheduler import Scheduler, unfit_reason, unschedulable_message
 from kubesim.pytest_plugin import KubeSimFactory
-from kubesim.scheduler import Scheduler, unfit_reason, unschedulable_message
 from tests.helpers import wait_for
 
 Obj = dict[str, Any]

@@ -1,0 +1,1 @@
+"""The write pipeline: defaulting, Go zero-value encoding, validation and managedFields before the store."""

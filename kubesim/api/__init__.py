@@ -1,0 +1,1 @@
+"""What every request handler shares: the ApiContext, request parsing, selectors and Table output."""

@@ -1,0 +1,1 @@
+"""The Kubernetes protobuf wire encoding (application/vnd.kubernetes.protobuf) and its message schemas."""

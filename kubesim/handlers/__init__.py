@@ -1,0 +1,1 @@
+"""One module per API verb group: read, write, delete, watch, scale, pod subresources and reviews."""

@@ -1,0 +1,106 @@
+"""DELETE and DELETECOLLECTION: DeleteOptions from the body or the query, validated, then handed to
+kubesim.registry.deletion; the response is the object or a Success Status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubesim.api.context import ApiContext, json_response, success_status, to_view
+from kubesim.api.request import Target, decode_object, query_bool, query_int, read_body
+from kubesim.handlers.read import list_entries
+from kubesim.registry.deletion import delete_one
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
+
+JSON = dict[str, Any]
+_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+async def delete_options(ctx: ApiContext, request: web.Request) -> JSON:
+    """DeleteOptions from the JSON body (kubectl) merged with query parameters (Python client)."""
+    body = await read_body(request, ctx.max_body_bytes)
+    options: JSON = {}
+    if body.strip():
+        options = decode_object(body, request.headers.get("Content-Type", ""), "DeleteOptions")
+    query = request.query
+    grace = query_int(request, "gracePeriodSeconds")
+    if grace is not None:
+        options["gracePeriodSeconds"] = grace
+    if "propagationPolicy" in query:
+        options["propagationPolicy"] = query["propagationPolicy"]
+    if "orphanDependents" in query:
+        options["orphanDependents"] = query_bool(request, "orphanDependents")
+    if "dryRun" in query:
+        options["dryRun"] = query.getall("dryRun")
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in _POLICIES:
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                {
+                    "reason": "FieldValueNotSupported",
+                    "field": "propagationPolicy",
+                    "message": f'Unsupported value: "{policy}": supported values: '
+                    '"Foreground", "Background", "Orphan"',
+                }
+            ],
+        )
+    if policy is not None and options.get("orphanDependents") is not None:
+        raise errors.invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            [
+                {
+                    "reason": "FieldValueInvalid",
+                    "field": "propagationPolicy",
+                    "message": 'Invalid value: "'
+                    + policy
+                    + '": orphanDependents and deletionPropagation cannot be '
+                    "both set",
+                }
+            ],
+        )
+    return options
+
+
+def _respond(rtype: ResourceType, obj: JSON, gone: bool) -> web.Response:
+    if gone and not rtype.return_deleted:
+        return json_response(
+            success_status(rtype, str(obj["metadata"]["name"]), str(obj["metadata"].get("uid")))
+        )
+    return json_response(to_view(rtype, obj))
+
+
+async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    options = await delete_options(ctx, request)
+    obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
+    return _respond(target.rtype, obj, gone)
+
+
+async def delete_collection(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    options = await delete_options(ctx, request)
+    entries, _snapshot, _token, _remaining = list_entries(ctx, request, target)
+    rtype = target.rtype
+    deleted: list[bytes] = []
+    for entry in entries:
+        try:
+            obj, _gone = delete_one(ctx, rtype, entry.namespace, entry.name, options)
+        except errors.ApiError as err:
+            if err.code == 404:
+                continue
+            raise
+        deleted.append(orjson.dumps(to_view(rtype, obj)))
+    head = orjson.dumps(
+        {
+            "kind": rtype.list_kind,
+            "apiVersion": rtype.api_version,
+            "metadata": {"resourceVersion": str(ctx.store.resource_version)},
+        }
+    )
+    return json_response(head[:-1] + b',"items":[' + b",".join(deleted) + b"]}")

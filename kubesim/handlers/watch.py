@@ -1,0 +1,185 @@
+"""WATCH: resume from history or start with synthetic ADDED events, selector transitions, bookmarks,
+timeouts, streaming lists (sendInitialEvents), 410 as an ERROR event, Table and metadata-only streams."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubesim.api import table
+from kubesim.api.context import ApiContext, encode, multi_version, to_view
+from kubesim.api.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
+from kubesim.handlers.read import parse_rv, selectors, validate_list_options
+from kubesim.resources.types import ResourceType
+from kubesim.status import errors
+from kubesim.storage.store import Entry, WatchEvent
+
+JSON = dict[str, Any]
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_LIVENESS_POLL = 5.0  # how often an idle watch checks that its client is still there
+
+
+class Encoder:
+    """Turns (type, entry) into one wire line for this watcher's representation."""
+
+    def __init__(self, rtype: ResourceType, accept: Accept, include: str = "Metadata") -> None:
+        self.rtype = rtype
+        self.accept = accept
+        self.plain = not accept.as_kind and rtype.store_group is None and not multi_version(rtype)
+        self.headers_sent = False
+        self.include = include
+
+    def line(self, event_type: str, entry: Entry, event: WatchEvent | None = None) -> bytes:
+        if self.plain and event is not None and event.entry is entry:
+            return event.line(event_type)
+        if not self.accept.as_kind:
+            cache_key = ("view", self.rtype.api_version, event_type)
+            if event is not None and event.entry is entry and cache_key in event.cache:
+                return event.cache[cache_key]
+            data = b'{"type":"' + event_type.encode() + b'","object":' + encode(self.rtype, entry) + b"}\n"
+            if event is not None and event.entry is entry:
+                event.cache[cache_key] = data
+            return data
+        obj = to_view(self.rtype, entry.obj)
+        if self.accept.as_kind == "Table":
+            wrapped = table.to_table(
+                self.rtype, [obj], str(entry.rv), None, not self.headers_sent, self.include
+            )
+            self.headers_sent = True
+        else:
+            wrapped = table.partial(obj)
+        return orjson.dumps({"type": event_type, "object": wrapped}) + b"\n"
+
+    def bookmark(self, rv: int, initial_end: bool = False) -> bytes:
+        meta: JSON = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        if self.accept.as_kind:
+            kind, api_version = "PartialObjectMetadata", "meta.k8s.io/v1"
+        else:
+            kind, api_version = self.rtype.kind, self.rtype.api_version
+        obj = {"kind": kind, "apiVersion": api_version, "metadata": meta}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+
+def _with_rv(entry: Entry, rv: int) -> Entry:
+    """The previous object content at the revision that made it stop matching."""
+    obj = dict(entry.obj)
+    obj["metadata"] = {**entry.obj.get("metadata", {}), "resourceVersion": str(rv)}
+    return Entry(obj, orjson.dumps(obj), rv)
+
+
+async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    validate_list_options(request, watch=True)
+    accept = negotiate(request.headers.get("Accept"))
+    rtype = target.rtype
+    query = request.query
+    timeout = query_int(request, "timeoutSeconds")
+    bookmarks = query_bool(request, "allowWatchBookmarks")
+    send_initial = parse_bool(query.get("sendInitialEvents"), "sendInitialEvents")
+    raw_rv = query.get("resourceVersion", "")
+    start_rv = parse_rv(raw_rv) if raw_rv else 0
+    keep = selectors(request, rtype)
+    if target.name:
+        only, by_name = target.name, keep
+        keep = lambda obj: obj["metadata"]["name"] == only and (by_name is None or by_name(obj))  # noqa: E731
+    namespace = None if target.all_namespaces or not rtype.namespaced else target.namespace
+    encoder = Encoder(rtype, accept, table.include_object(query) if accept.as_kind == "Table" else "Metadata")
+    store = ctx.store
+    stream = ctx.watches.open()
+    min_rv = start_rv
+
+    def deliver(event: WatchEvent) -> None:
+        if event.rv <= min_rv or (namespace is not None and event.entry.namespace != namespace):
+            return
+        if keep is None:
+            stream.push(encoder.line(event.type, event.entry, event))
+            return
+        now_ok = keep(event.obj)
+        was_ok = event.old is not None and event.type == "MODIFIED" and keep(event.old.obj)
+        if event.type == "MODIFIED" and was_ok and not now_ok:
+            assert event.old is not None
+            stream.push(encoder.line("DELETED", _with_rv(event.old, event.rv)))
+        elif now_ok:
+            etype = "ADDED" if event.type == "MODIFIED" and not was_ok else event.type
+            stream.push(encoder.line(etype, event.entry, event))
+
+    def initial_state() -> None:
+        for entry in store.entries(rtype.key, namespace):
+            if keep is None or keep(entry.obj):
+                stream.push(encoder.line("ADDED", entry))
+
+    # Everything up to the subscription runs without yielding, so no event can fall in between.
+    try:
+        if send_initial:
+            initial_state()
+            min_rv = store.resource_version
+            stream.push(encoder.bookmark(store.resource_version, initial_end=True))
+        elif send_initial is False or raw_rv not in ("", "0"):
+            if raw_rv not in ("", "0"):
+                for event in store.events_since(rtype.key, start_rv):
+                    deliver(event)
+            min_rv = max(start_rv, store.resource_version)
+        else:
+            initial_state()
+            min_rv = store.resource_version
+    except errors.ApiError as err:
+        if err.code != 410:
+            ctx.watches.release(stream)
+            raise
+        stream.close(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+    subscription = store.subscribe(rtype.key, deliver)
+    try:
+        return await _serve(ctx, request, stream, encoder, timeout, bookmarks)
+    finally:
+        subscription.close()
+        ctx.watches.release(stream)
+
+
+async def _serve(
+    ctx: ApiContext, request: web.Request, stream: Any, encoder: Encoder, timeout: int | None, bookmarks: bool
+) -> web.StreamResponse:
+    response = web.StreamResponse(
+        status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
+    )
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout if timeout and timeout > 0 else None
+    next_bookmark = loop.time() + ctx.bookmark_interval if bookmarks else None
+    try:
+        while True:
+            now = loop.time()
+            wait = _LIVENESS_POLL
+            if deadline is not None:
+                wait = min(wait, deadline - now)
+            if next_bookmark is not None:
+                wait = min(wait, next_bookmark - now)
+            await stream.wait(max(0.0, wait))
+            data = stream.drain()
+            if data:
+                await response.write(data)
+            if stream.closed:
+                if stream.error:
+                    await response.write(stream.error)
+                break
+            now = loop.time()
+            if deadline is not None and now >= deadline:
+                if bookmarks:
+                    await response.write(encoder.bookmark(ctx.store.resource_version))
+                break
+            if next_bookmark is not None and now >= next_bookmark:
+                await response.write(encoder.bookmark(ctx.store.resource_version))
+                next_bookmark = now + ctx.bookmark_interval
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                break
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await response.write_eof()
+    except (ConnectionError, RuntimeError):
+        pass  # the client went away
+    return response

@@ -1,0 +1,177 @@
+"""POST (create), PUT (update) and PATCH (JSON/merge/strategic/apply) of objects and their status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubesim.admission.pipeline import Write
+from kubesim.api.context import ApiContext, to_view
+from kubesim.api.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
+from kubesim.handlers import reviews
+from kubesim.merge import apply, patch
+from kubesim.registry import crd
+from kubesim.status import errors
+from kubesim.storage.records import copy_json
+
+JSON = dict[str, Any]
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    APPLY_PATCH,
+    "application/apply-patch+cbor",
+)
+
+
+def from_status(status: JSON) -> errors.ApiError:
+    return errors.ApiError(
+        int(status.get("code", 500)),
+        str(status.get("reason", "")),
+        str(status.get("message", "")),
+        status.get("details"),
+    )
+
+
+def _after_write(ctx: ApiContext, write: Write, result: JSON) -> None:
+    if write.rtype.plural == "customresourcedefinitions" and not write.dry_run:
+        crd.reconcile(ctx, str(result["metadata"]["name"]))
+
+
+async def create_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    write = Write(ctx, request, target)
+    obj = await write.read_object()
+    if target.rtype.review:
+        return write.respond(reviews.answer(target.rtype.kind, obj), 201)
+    result = write.create(obj)
+    _after_write(ctx, write, result)
+    return write.respond(result, 201)
+
+
+def current_object(ctx: ApiContext, target: Target) -> JSON:
+    """The stored object the request names (404 when there is none)."""
+    rtype = target.rtype
+    entry = ctx.store.entry(rtype.key, target.namespace, target.name)
+    if entry is None:
+        raise errors.not_found(rtype.plural, rtype.group, target.name)
+    return entry.obj
+
+
+def _check_identity(target: Target, obj: JSON) -> None:
+    meta = obj.setdefault("metadata", {})
+    if meta.get("name") and meta["name"] != target.name:
+        raise errors.bad_request(
+            f"the name of the object ({meta['name']}) does not match the name on the URL ({target.name})"
+        )
+    if not meta.get("name"):
+        meta["name"] = target.name
+    if target.rtype.namespaced:
+        if meta.get("namespace") and meta["namespace"] != target.namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        meta["namespace"] = target.namespace
+
+
+async def update_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    write = Write(ctx, request, target)
+    obj = await write.read_object()
+    _check_identity(target, obj)
+    old = current_object(ctx, target)
+    sub = target.subresource or None
+    result = write.update(obj, old, sub)
+    _after_write(ctx, write, result)
+    return write.respond(result)
+
+
+def _reject_force(request: web.Request, is_apply: bool) -> None:
+    if "force" in request.query and not is_apply:
+        raise errors.invalid(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            [
+                {
+                    "reason": "FieldValueForbidden",
+                    "field": "force",
+                    "message": "Forbidden: may not be specified for non-apply patch",
+                }
+            ],
+        )
+
+
+async def patch_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    write = Write(ctx, request, target)
+    content_type = media_type(request.headers.get("Content-Type"))
+    if content_type not in PATCH_TYPES:
+        raise errors.ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - "
+            f"accepted media types include: {', '.join(PATCH_TYPES[:4])}",
+        )
+    is_apply = content_type == APPLY_PATCH
+    _reject_force(request, is_apply)
+    body = await read_body(request, ctx.max_body_bytes)
+    rtype = target.rtype
+    sub = target.subresource or None
+    if is_apply:
+        return await _apply(ctx, write, request, target, body, sub)
+    if content_type == "application/strategic-merge-patch+json" and rtype.crd is not None:
+        accepted = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        raise errors.ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types include: {accepted}",
+        )
+    old = current_object(ctx, target)
+    current = copy_json(to_view(rtype, old))
+    patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
+    if not isinstance(patched, dict):
+        raise errors.bad_request("the patch did not produce an object")
+    check_meta_types(patched, rtype.kind)
+    _check_identity(target, patched)
+    result = write.update(patched, old, sub)
+    _after_write(ctx, write, result)
+    return write.respond(result)
+
+
+async def _apply(
+    ctx: ApiContext, write: Write, request: web.Request, target: Target, body: bytes, sub: str | None
+) -> web.StreamResponse:
+    rtype = target.rtype
+    if not request.query.get("fieldManager"):
+        raise errors.invalid(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            [
+                {
+                    "reason": "FieldValueRequired",
+                    "field": "fieldManager",
+                    "message": "Required value: is required for apply patch",
+                }
+            ],
+        )
+    applied = decode_object(body, "application/yaml", rtype.kind)
+    check_kind(applied, rtype)
+    _check_identity(target, applied)
+    force = bool(request.query.get("force") in ("1", "t", "T", "true", "True", "TRUE"))
+    entry = ctx.store.entry(rtype.key, target.namespace, target.name)
+    live = copy_json(to_view(rtype, entry.obj)) if entry is not None else None
+    if live is None and sub is not None:
+        raise errors.not_found(rtype.plural, rtype.group, target.name)
+    try:
+        merged = apply.server_side_apply(live, applied, write.manager, force, write.gvk, sub, now=write.now())
+    except apply.ApplyConflict as exc:
+        raise from_status(exc.status) from None
+    if entry is None:
+        result = write.create(merged, record_fields=False)
+        _after_write(ctx, write, result)
+        return write.respond(result, 201)
+    merged.setdefault("metadata", {}).setdefault("resourceVersion", str(entry.rv))
+    result = write.update(merged, entry.obj, sub, record_fields=False)
+    _after_write(ctx, write, result)
+    return write.respond(result)

@@ -1,0 +1,289 @@
+"""Resource types kubesim serves: names, scope, verbs, subresources and per-type storage strategy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+SUB_VERBS = ("get", "patch", "update")
+
+# generation policies: what each type's registry strategy does to metadata.generation in PrepareForCreate and
+# PrepareForUpdate (e.g. `pkg/registry/apps/deployment/strategy.go` `deploymentStrategy.PrepareForUpdate`)
+GEN_NONE = "none"  # no metadata.generation
+GEN_CREATE = "create"  # 1 on create, never bumped by writes (pods in 1.32)
+GEN_SPEC = "spec"  # 1 on create, +1 when anything but metadata/status changes
+GEN_SPEC_ANNOTATIONS = "spec+annotations"  # deployments: annotation changes bump too
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """Where the scale subresource reads and writes, as dotted paths into the parent object."""
+
+    spec_replicas: str = "spec.replicas"
+    status_replicas: str = "status.replicas"
+    label_selector: str | None = "spec.selector"  # a selector string, or a LabelSelector object
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    status: bool = False
+    scale: ScaleSpec | None = None
+    generation: str = GEN_NONE
+    name_rule: str = "subdomain"  # "subdomain" | "label" (namespaces, services)
+    store_group: str | None = None  # storage shared with another group (events.k8s.io -> core)
+    field_selectors: tuple[tuple[str, str], ...] = ()  # (selector field, dotted path in the stored object)
+    return_deleted: bool = False  # DELETE answers with the object rather than a Status
+    printer: str = ""  # table printer name, "" = Name + Created At
+    crd: JSON | None = field(default=None, compare=False, hash=False)  # the CRD object for custom resources
+    review: bool = False  # create-only and never stored (access/identity reviews answered at once)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> str:
+        """The store key: plural qualified by the storage group."""
+        group = self.group if self.store_group is None else self.store_group
+        return f"{self.plural}.{group}" if group else self.plural
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.kind.lower()
+
+    def field_paths(self) -> dict[str, str]:
+        paths = {"metadata.name": "metadata.name"}
+        if self.namespaced:
+            paths["metadata.namespace"] = "metadata.namespace"
+        paths.update(self.field_selectors)
+        return paths
+
+
+def _t(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
+    return ResourceType(group=group, version="v1", plural=plural, kind=kind, **kw)
+
+
+_POD_FIELDS = tuple(
+    (f, f)
+    for f in (
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    )
+)
+_OBJECT_REF = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+_CORE_EVENT_FIELDS = (
+    *((f"involvedObject.{f}", f"involvedObject.{f}") for f in _OBJECT_REF),
+    ("reason", "reason"),
+    ("reportingComponent", "reportingComponent"),
+    ("source", "source.component"),
+    ("type", "type"),
+)
+_NEW_EVENT_FIELDS = (
+    *((f"regarding.{f}", f"involvedObject.{f}") for f in _OBJECT_REF),
+    ("reason", "reason"),
+    ("reportingController", "reportingComponent"),
+    ("type", "type"),
+)
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    _t(
+        "",
+        "namespaces",
+        "Namespace",
+        namespaced=False,
+        short_names=("ns",),
+        status=True,
+        name_rule="label",
+        field_selectors=(("status.phase", "status.phase"),),
+        printer="namespaces",
+    ),
+    _t(
+        "",
+        "pods",
+        "Pod",
+        short_names=("po",),
+        categories=("all",),
+        status=True,
+        generation=GEN_CREATE,
+        field_selectors=_POD_FIELDS,
+        return_deleted=True,
+        printer="pods",
+    ),
+    _t(
+        "",
+        "nodes",
+        "Node",
+        namespaced=False,
+        short_names=("no",),
+        status=True,
+        field_selectors=(("spec.unschedulable", "spec.unschedulable"),),
+        printer="nodes",
+    ),
+    _t("", "events", "Event", short_names=("ev",), field_selectors=_CORE_EVENT_FIELDS, printer="events"),
+    _t(
+        "events.k8s.io",
+        "events",
+        "Event",
+        short_names=("ev",),
+        store_group="",
+        field_selectors=_NEW_EVENT_FIELDS,
+        printer="events",
+    ),
+    _t("", "configmaps", "ConfigMap", short_names=("cm",), printer="configmaps"),
+    _t("", "secrets", "Secret", field_selectors=(("type", "type"),), printer="secrets"),
+    _t(
+        "",
+        "services",
+        "Service",
+        short_names=("svc",),
+        categories=("all",),
+        status=True,
+        name_rule="label",
+        return_deleted=True,
+        printer="services",
+    ),
+    _t("", "serviceaccounts", "ServiceAccount", short_names=("sa",), return_deleted=True),
+    _t("coordination.k8s.io", "leases", "Lease", printer="leases"),
+    _t(
+        "batch",
+        "jobs",
+        "Job",
+        categories=("all",),
+        status=True,
+        generation=GEN_SPEC,
+        field_selectors=(("status.successful", "status.succeeded"),),
+        printer="jobs",
+    ),
+    _t(
+        "batch",
+        "cronjobs",
+        "CronJob",
+        short_names=("cj",),
+        categories=("all",),
+        status=True,
+        generation=GEN_SPEC,
+        printer="cronjobs",
+    ),
+    _t(
+        "apps",
+        "replicasets",
+        "ReplicaSet",
+        short_names=("rs",),
+        categories=("all",),
+        status=True,
+        scale=ScaleSpec(),
+        generation=GEN_SPEC,
+        field_selectors=(("status.replicas", "status.replicas"),),
+        printer="replicasets",
+    ),
+    _t(
+        "apps",
+        "deployments",
+        "Deployment",
+        short_names=("deploy",),
+        categories=("all",),
+        status=True,
+        scale=ScaleSpec(),
+        generation=GEN_SPEC_ANNOTATIONS,
+        printer="deployments",
+    ),
+    _t(
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        namespaced=False,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        status=True,
+        generation=GEN_SPEC,
+    ),
+    _t("rbac.authorization.k8s.io", "roles", "Role"),
+    _t("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
+    _t("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", namespaced=False),
+    _t("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+    # Reviews: RBAC is stored, not enforced, so every access review is allowed.
+    _t(
+        "authorization.k8s.io",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authorization.k8s.io",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authentication.k8s.io",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+    _t(
+        "authentication.k8s.io",
+        "tokenreviews",
+        "TokenReview",
+        namespaced=False,
+        verbs=("create",),
+        review=True,
+    ),
+)
+
+# GroupVersions served, in the order discovery lists them (preferred first within a group).
+GROUP_ORDER = (
+    "",
+    "apps",
+    "events.k8s.io",
+    "batch",
+    "coordination.k8s.io",
+    "rbac.authorization.k8s.io",
+    "apiextensions.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+)
+
+SEED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

@@ -1,0 +1,144 @@
+"""Schema nodes compiled once for the hot per-request walks (unknown-field checks, a create's managedFields).
+
+`compiled(node)` turns a `kubesim.schema.schemas` node (a dict) into a `Node` whose flags are plain attributes
+and whose children are resolved once and remembered, so that walking an object costs attribute reads
+instead of repeated `$ref` resolution, extension look-ups and memo-table probes. The answers are exactly
+those of the `kubesim.schema.schemas` functions they are computed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import orjson
+
+from kubesim.schema import schemas
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+MemoKey = tuple[int, Hashable, bytes]
+
+
+_ADDITIONAL, _ITEMS = 1, 2
+
+
+class Node:
+    """One schema node with its walk-relevant facts precomputed."""
+
+    __slots__ = (
+        "_additional",
+        "_children",
+        "_items",
+        "_resolved",
+        "additional",
+        "atomic_map",
+        "embedded",
+        "free_form",
+        "list_map_keys",
+        "list_type",
+        "object_typed",
+        "properties",
+        "schema",
+        "string_map",
+        "x_preserve",
+    )
+
+    def __init__(self, schema: JSON) -> None:
+        self.schema = schema
+        properties = schema.get("properties")
+        self.properties: JSON | None = properties if isinstance(properties, dict) else None
+        self.additional: Any = schema.get("additionalProperties")
+        self.atomic_map = schema.get("x-kubernetes-map-type") == "atomic"
+        # maps recorded with "." when an update creates them (string maps); custom resources: every object
+        self.string_map = "properties" not in schema and isinstance(self.additional, dict)
+        info = schemas.field_info(schema)
+        self.list_type = info.list_type
+        self.list_map_keys = info.list_map_keys
+        self.free_form = schemas.preserves_unknown(schema)
+        self.x_preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+        self.object_typed = "object" in schemas.types(schema)
+        self.embedded = bool(schema.get("x-kubernetes-embedded-resource"))
+        self._children: dict[str, Node | None] = {}
+        self._additional: Node | None = None
+        self._items: Node | None = None
+        self._resolved = 0  # bits: _ADDITIONAL, _ITEMS once computed
+
+    def child(self, key: str) -> Node | None:
+        """Compiled `schemas.child(schema, key)`."""
+        properties = self.properties
+        if properties and key in properties:
+            try:
+                return self._children[key]
+            except KeyError:
+                found = self._children[key] = compiled(schemas.child(self.schema, key))
+                return found
+        if not self._resolved & _ADDITIONAL:
+            self._additional = compiled(schemas.child(self.schema, key))
+            self._resolved |= _ADDITIONAL
+        return self._additional
+
+    def items(self) -> Node | None:
+        """Compiled `schemas.items(schema)`."""
+        if not self._resolved & _ITEMS:
+            self._items = compiled(schemas.items(self.schema))
+            self._resolved |= _ITEMS
+        return self._items
+
+
+_compiled: dict[int, tuple[JSON, Node]] = {}
+schemas.memo_tables.append(_compiled)
+
+
+def compiled(schema: JSON | None) -> Node | None:
+    if schema is None:
+        return None
+    hit = _compiled.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    node = Node(schema)
+    _compiled[id(schema)] = (schema, node)
+    return node
+
+
+class ValueMemo:
+    """Remembered results of a pure function of (owner, extra, value) for values that arrive over and over:
+    the pods of one template, the objects a controller rewrites. `owner` is a schema `Node` (or any object
+    that outlives the entry). Keyed by the value's JSON bytes (cheap to produce next to walking it in
+    Python); bounded in entries and value size; forgotten with the schemas when a CRD changes."""
+
+    def __init__(self, entries: int = 512, max_value_bytes: int = 8192) -> None:
+        self._table: dict[tuple[int, Hashable, bytes], tuple[object, Any]] = {}
+        self._entries = entries
+        self._max_value_bytes = max_value_bytes
+        schemas.memo_tables.append(self._table)
+
+    def lookup(self, owner: object, extra: Hashable, value: Any) -> tuple[MemoKey | None, Any]:
+        """(key to `store` under, remembered result or None); the key is None for values never memoised."""
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):  # YAML may decode keys that JSON cannot hold
+            return None, None
+        if len(data) > self._max_value_bytes:
+            return None, None
+        key = (id(owner), extra, data)
+        hit = self._table.get(key)
+        if hit is not None and hit[0] is owner:
+            return key, hit[1]
+        return key, None
+
+    def store(self, key: MemoKey, owner: object, result: Any) -> None:
+        if len(self._table) >= self._entries:
+            self._table.clear()
+        self._table[key] = (owner, result)
+
+    def get(self, owner: object, extra: Hashable, value: Any, compute: Callable[[], T]) -> T:
+        """`compute()` (whose result callers must not mutate) unless known for this owner, extra and value."""
+        key, hit = self.lookup(owner, extra, value)
+        if hit is not None:
+            known: T = hit
+            return known
+        result = compute()
+        if key is not None:
+            self.store(key, owner, result)
+        return result

@@ -1,0 +1,1 @@
+"""The aiohttp application: routing of API paths to handlers, discovery and the OpenAPI documents."""

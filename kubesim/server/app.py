@@ -1,0 +1,161 @@
+"""The aiohttp application: routing of API paths to handlers, Status errors, and a fresh cluster's seed."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from kubesim.api.context import ApiContext, error_response
+from kubesim.api.request import Target, negotiate, parse_bool, resolve
+from kubesim.handlers.delete import delete_collection, delete_object
+from kubesim.handlers.pods import bind_pod, evict_pod, pod_log
+from kubesim.handlers.read import get_object, list_objects
+from kubesim.handlers.scale import get_scale, write_scale
+from kubesim.handlers.watch import watch_objects
+from kubesim.handlers.write import create_object, patch_object, update_object
+from kubesim.registry import crd
+from kubesim.resources.types import SEED_NAMESPACES
+from kubesim.server import discovery, openapi
+from kubesim.status import errors
+from kubesim.storage.store import Store
+
+log = logging.getLogger(__name__)
+Handler = Callable[[ApiContext, web.Request, Target], Awaitable[web.StreamResponse]]
+
+VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-kubesim",
+    "gitCommit": "0" * 40,
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.4",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def seed_cluster(store: Store) -> None:
+    for name in SEED_NAMESPACES:
+        if store.entry("namespaces", "", name) is None:
+            store.create(
+                "namespaces",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                },
+            )
+
+
+def _pick(request: web.Request, target: Target) -> Handler:
+    method, sub, named = request.method, target.subresource, bool(target.name)
+    if (
+        (target.rtype.review and (method != "POST" or named))
+        or (sub in ("binding", "eviction") and method != "POST")
+        or (sub == "log" and method != "GET")
+    ):
+        raise errors.method_not_allowed()  # create-only
+    if method == "GET":
+        watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
+        if not named:
+            return watch_objects if watch else list_objects
+        if watch and not sub:
+            return watch_objects  # a watch of one object: the collection filtered by name
+        if sub == "log":
+            return pod_log
+        return get_scale if sub == "scale" else get_object
+    if method == "POST" and not named:
+        return create_object
+    if method == "POST" and sub in ("binding", "eviction"):
+        return bind_pod if sub == "binding" else evict_pod
+    if method == "PUT" and named:
+        return write_scale if sub == "scale" else update_object
+    if method == "PATCH" and named:
+        return write_scale if sub == "scale" else patch_object
+    if method == "DELETE" and not sub:
+        return delete_object if named else delete_collection
+    raise errors.method_not_allowed()
+
+
+def _maybe_yaml(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """Answer in YAML when that is what the client prefers (watches stay JSON lines)."""
+    if "yaml" not in request.headers.get("Accept", ""):
+        return response  # the common case, decided without parsing the header
+    if not isinstance(response, web.Response) or response.content_type != "application/json":
+        return response
+    try:
+        wants_yaml = negotiate(request.headers.get("Accept")).yaml
+    except errors.ApiError:
+        return response
+    if not wants_yaml or not isinstance(response.body, bytes):
+        return response
+    text = yaml.safe_dump(orjson.loads(response.body), sort_keys=False)
+    converted = web.Response(text=text, status=response.status, content_type="application/yaml")
+    for name in ("Warning", "Retry-After"):
+        for value in response.headers.getall(name, []):
+            converted.headers.add(name, value)
+    return converted
+
+
+def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def api(request: web.Request) -> web.StreamResponse:
+        try:
+            if request.method == "GET":
+                answer = discovery.handle(ctx.registry, request)
+                if answer is not None:
+                    return answer
+            target = resolve(ctx.registry, request.path)
+            if target is None:
+                raise errors.resource_not_found()
+            response = await _pick(request, target)(ctx, request, target)
+            return _maybe_yaml(request, response)
+        except errors.ApiError as err:
+            return _maybe_yaml(request, error_response(err))
+        except (ConnectionError, web.HTTPException):
+            raise
+        except Exception as exc:  # nothing a client sends may crash the server
+            log.exception("request failed: %s %s", request.method, request.path_qs)
+            return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+
+    return api
+
+
+async def version(request: web.Request) -> web.Response:
+    return web.Response(body=orjson.dumps(VERSION), content_type="application/json")
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def not_found(request: web.Request) -> web.Response:
+    return error_response(errors.resource_not_found())
+
+
+def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
+    """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
+    and its /kubesim/ routes."""
+    middlewares = [faults.middleware] if faults is not None else []
+    app = web.Application(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
+    crd.restore(ctx)
+    crd.follow(ctx)
+    if faults is not None:
+        app.router.add_routes(faults.routes)
+    app.router.add_get("/version", version)
+    for path in ("/healthz", "/livez", "/readyz"):
+        app.router.add_get(path, healthz)
+    openapi.add_routes(app, ctx.registry)
+    handler = _api_handler(ctx)
+    for prefix in ("/api", "/apis"):
+        app.router.add_route("*", prefix, handler)
+        app.router.add_route("*", prefix + "/{tail:.*}", handler)
+    app.router.add_route("*", "/{tail:.*}", not_found)
+    return app

@@ -1,0 +1,1 @@
+"""The object store: resourceVersions, watch history, change events, open watch streams and Event expiry."""
