@@ -38,6 +38,7 @@ from manager import (
     ControllerExpectations,
     ControllerFlags,
     ItemExponentialFailureRateLimiter,
+    Lister,
     NotFound,
     PolicyRule,
     RateLimiter,
@@ -113,19 +114,19 @@ class JobController(Controller):
         )
         self._secondary = (SecondaryQueue(self.orphan_queue, self.handle_orphan_pod, workers=1),)
         self._pod_control: PodControl | None = None
-        self._jobs: Any = None
+        self._jobs: Lister | None = None
         self.stale_writes = StaleWrites(self.enqueue_key, self.enqueue_key_after)
-        self._pods: Any = None
+        self._pods: Lister | None = None
 
     # ------------------------------------------------------------------ caches and clients
     @property
-    def jobs(self) -> Any:
+    def jobs(self) -> Lister:
         if self._jobs is None:
             self._jobs = self.lister(JOBS)
         return self._jobs
 
     @property
-    def pods(self) -> Any:
+    def pods(self) -> Lister:
         if self._pods is None:
             self._pods = self.lister(PODS)
         return self._pods
@@ -138,7 +139,7 @@ class JobController(Controller):
 
     def setup(self) -> None:
         super().setup()
-        ensure_indexer(self.pods, CONTROLLER_UID_INDEX, controller_uid_index)
+        ensure_indexer(self.informer(PODS).indexer, CONTROLLER_UID_INDEX, controller_uid_index)
 
     # ------------------------------------------------------------------ queueing
     def enqueue_key(self, key: str) -> None:

@@ -44,6 +44,7 @@ from manager import (
     PolicyRule,
     Request,
     Result,
+    SharedInformer,
     Watch,
     WatchesWith,
     controller_uid_index,
@@ -97,8 +98,8 @@ class ReplicaSetController(Controller):
         self._selectors: dict[str, tuple[Any, Selector | None]] = {}
         self.pod_facts = PodFactsCache()
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
-        self._pods: Any = None
-        self._replicasets: Any = None
+        self._pods: SharedInformer | None = None
+        self._replicasets: SharedInformer | None = None
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
@@ -107,14 +108,14 @@ class ReplicaSetController(Controller):
         ensure_indexer(self.replicasets.indexer, CONTROLLER_UID_INDEX, controller_uid_index)
 
     @property
-    def pods(self) -> Any:
+    def pods(self) -> SharedInformer:
         """The shared pod informer (looked up once: handlers ask for it on every event)."""
         if self._pods is None:
             self._pods = self.informer(PODS)
         return self._pods
 
     @property
-    def replicasets(self) -> Any:
+    def replicasets(self) -> SharedInformer:
         if self._replicasets is None:
             self._replicasets = self.informer(REPLICASETS)
         return self._replicasets

@@ -6,13 +6,27 @@ typed models. Custom resources are found through discovery (`manager.client.disc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Generic
 from urllib.parse import quote
+
+from typing_extensions import TypeVar
+
+Obj = dict[str, Any]
+# The type a reader sees the objects of a resource as (listers, `Controller.lister`): the built-in resources
+# below say plain dicts, a custom resource may say its TypedDict (`GroupVersionResource[Pipeline]`). A bare
+# `GroupVersionResource` is any resource: covariance makes every parameter fit it.
+ObjT_co = TypeVar("ObjT_co", bound=Mapping[str, Any], default=Mapping[str, Any], covariant=True)
+ObjT = TypeVar("ObjT", bound=Mapping[str, Any], default=Obj)
 
 
 @dataclass(frozen=True, slots=True)
-class GroupVersionResource:
-    """One REST resource: `group` ("" = core), `version`, plural `resource`, `kind`, `namespaced`."""
+class GroupVersionResource(Generic[ObjT_co]):
+    """One REST resource: `group` ("" = core), `version`, plural `resource`, `kind`, `namespaced`.
+
+    Its type parameter is the type its objects are read as; it changes nothing at run time: two resources
+    with the same fields are equal whatever their parameter."""
 
     group: str
     version: str
@@ -57,16 +71,18 @@ class GroupVersionResource:
         )
 
 
-PODS = GroupVersionResource("", "v1", "pods", "Pod")
-EVENTS = GroupVersionResource("", "v1", "events", "Event")
-NAMESPACES = GroupVersionResource("", "v1", "namespaces", "Namespace", namespaced=False)
-NODES = GroupVersionResource("", "v1", "nodes", "Node", namespaced=False)
-CONFIGMAPS = GroupVersionResource("", "v1", "configmaps", "ConfigMap")
-JOBS = GroupVersionResource("batch", "v1", "jobs", "Job")
-REPLICASETS = GroupVersionResource("apps", "v1", "replicasets", "ReplicaSet")
-DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments", "Deployment")
-LEASES = GroupVersionResource("coordination.k8s.io", "v1", "leases", "Lease")
-CUSTOMRESOURCEDEFINITIONS = GroupVersionResource(
+PODS: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "pods", "Pod")
+EVENTS: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "events", "Event")
+NAMESPACES: GroupVersionResource[Obj] = GroupVersionResource(
+    "", "v1", "namespaces", "Namespace", namespaced=False
+)
+NODES: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "nodes", "Node", namespaced=False)
+CONFIGMAPS: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "configmaps", "ConfigMap")
+JOBS: GroupVersionResource[Obj] = GroupVersionResource("batch", "v1", "jobs", "Job")
+REPLICASETS: GroupVersionResource[Obj] = GroupVersionResource("apps", "v1", "replicasets", "ReplicaSet")
+DEPLOYMENTS: GroupVersionResource[Obj] = GroupVersionResource("apps", "v1", "deployments", "Deployment")
+LEASES: GroupVersionResource[Obj] = GroupVersionResource("coordination.k8s.io", "v1", "leases", "Lease")
+CUSTOMRESOURCEDEFINITIONS: GroupVersionResource[Obj] = GroupVersionResource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import structlog
 
+from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.config.settings import ControllerFlags, Settings
 from manager.controller.reconcile import Request, Result
 from manager.controller.watches import Watch
@@ -34,10 +35,9 @@ from manager.controller.worker import ReconcileStats, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
-    from manager.apimachinery.resources import GroupVersionResource
     from manager.client.rest import ApiClient
     from manager.events import EventRecorder
-    from manager.informers import HandlerRegistration, Indexer, InformerFactory, SharedInformer
+    from manager.informers import HandlerRegistration, InformerFactory, Lister, SharedInformer
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +174,13 @@ class Controller:
 
     def informer(
         self,
-        resource: GroupVersionResource,
+        resource: GroupVersionResource[ObjT],
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
-    ) -> SharedInformer:
+    ) -> SharedInformer[ObjT]:
         """The shared informer for `resource` (the same one every controller asking alike gets).
 
         Without selectors, a resource this controller watches resolves to the informer of that watch.
@@ -200,9 +200,25 @@ class Controller:
             metadata_only=metadata_only,
         )
 
-    def lister(self, resource: GroupVersionResource, **selectors: Any) -> Indexer:
-        """The informer's indexed cache: `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`."""
-        return self.informer(resource, **selectors).indexer
+    def lister(
+        self,
+        resource: GroupVersionResource[ObjT],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> Lister[ObjT]:
+        """The informer's cache, read as the resource's object type:
+        `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`, `.by_namespace(...)`."""
+        informer = self.informer(
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+        )
+        return informer.lister
 
     @property
     def recorder(self) -> EventRecorder:

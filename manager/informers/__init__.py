@@ -11,6 +11,7 @@ from manager.informers.handlers import (
 )
 from manager.informers.informer import SharedInformer
 from manager.informers.listener import HandlerRegistration
+from manager.informers.lister import Lister
 from manager.informers.reflector import Reflector
 from manager.informers.store import (
     CONTROLLER_UID_INDEX,
@@ -33,6 +34,7 @@ __all__ = [
     "IndexFunc",
     "Indexer",
     "InformerFactory",
+    "Lister",
     "Reflector",
     "SharedInformer",
     "Transform",

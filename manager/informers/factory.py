@@ -4,9 +4,9 @@ process."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
-from manager.apimachinery.resources import GroupVersionResource
+from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.client.rest import ApiClient
 from manager.informers.backoff import Backoff
 from manager.informers.informer import SharedInformer, informer_name
@@ -27,18 +27,18 @@ class InformerFactory:
         self.client = client
         self.transform = transform
         self.options = options
-        self._informers: dict[InformerKey, SharedInformer] = {}
+        self._informers: dict[InformerKey, SharedInformer[Any]] = {}
         self._started = False
 
     def informer(
         self,
-        gvr: GroupVersionResource,
+        gvr: GroupVersionResource[ObjT],
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
         transform: Transform | None = None,
-    ) -> SharedInformer:
+    ) -> SharedInformer[ObjT]:
         """The shared informer for these arguments. `transform` (compared by identity: pass the same function
         to share) replaces the factory's transform, i.e. the default managedFields stripping — compose with
         `chain(strip_managed_fields, yours)` to keep it; metadata-only informers project first, then run it.
@@ -74,14 +74,16 @@ class InformerFactory:
             self._informers[key] = informer
             if self._started:
                 informer.start()
-        return informer
+        # Keyed by the resource's fields, not its type parameter: every reader shares one informer and sees
+        # the objects as the type of the resource it asked with.
+        return cast("SharedInformer[ObjT]", informer)
 
     def _transform_for(self, metadata_only: bool, transform: Transform | None) -> Transform | None:
         if metadata_only:
             return chain(project_metadata, transform) if transform else None
         return transform or self.transform
 
-    def informers(self) -> list[SharedInformer]:
+    def informers(self) -> list[SharedInformer[Any]]:
         return list(self._informers.values())
 
     def start(self) -> None:

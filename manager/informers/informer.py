@@ -12,12 +12,12 @@ import asyncio
 import time
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, cast
 
 import structlog
 
 from manager.apimachinery.objects import object_key
-from manager.apimachinery.resources import GroupVersionResource
+from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.client.rest import ApiClient
 from manager.informers import metrics
 from manager.informers.gcpolicy import GC_POLICY
@@ -27,6 +27,7 @@ from manager.informers.listener import DELETE as _DELETE
 from manager.informers.listener import SYNCED as _SYNCED
 from manager.informers.listener import UPDATE as _UPDATE
 from manager.informers.listener import HandlerRegistration, replay_batch
+from manager.informers.lister import Lister
 from manager.informers.reflector import Reflector
 from manager.informers.store import Indexer, IndexFunc
 from manager.informers.transform import (
@@ -42,17 +43,18 @@ Obj = dict[str, Any]
 _REPLACE_CHUNK = 1000  # objects applied between two yields to the loop during a list
 
 
-class SharedInformer:
+class SharedInformer(Generic[ObjT]):
     """A shared, indexed cache of one resource (optionally filtered), kept current by a reflector.
 
     Add handlers at any time: a handler added after the initial list first receives every cached object as
-    `on_add(obj, is_in_initial_list=True)`. Read the cache through `indexer` (shared objects: never mutate).
+    `on_add(obj, is_in_initial_list=True)`. Read the cache through `lister`, typed after the resource's
+    parameter, or `indexer` (plain dicts, with `add_indexers`); objects are shared: never mutate them.
     """
 
     def __init__(
         self,
         client: ApiClient,
-        gvr: GroupVersionResource,
+        gvr: GroupVersionResource[ObjT],
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
@@ -108,7 +110,7 @@ class SharedInformer:
         # informer's cache alive.
         ref = weakref.ref(self)
 
-        def read(value: Callable[[SharedInformer], float]) -> Callable[[], float]:
+        def read(value: Callable[[SharedInformer[Any]], float]) -> Callable[[], float]:
             return lambda: value(informer) if (informer := ref()) is not None else 0.0
 
         labels = (self.name,)
@@ -117,6 +119,11 @@ class SharedInformer:
         metrics.LAST_ACTIVITY_AGE.labels(*labels).set_function(read(lambda i: i._activity_age()))
 
     # ------------------------------------------------------------------ handlers
+    @property
+    def lister(self) -> Lister[ObjT]:
+        """The cache, read as the resource's object type (the same objects as `indexer`)."""
+        return cast("Lister[ObjT]", self.indexer)
+
     def add_event_handler(
         self, handler: EventHandler, resync_period: float = 0.0, *, inline: bool = False
     ) -> HandlerRegistration:

@@ -32,6 +32,7 @@ PUBLIC_API = {
     "HandlerRegistration",
     "Indexer",
     "InformerFactory",
+    "Lister",
     "SharedInformer",
     "controller_uid_index",
     "final_object",
