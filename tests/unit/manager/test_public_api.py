@@ -1,0 +1,43 @@
+"""The public API in manager/__init__.py is loaded lazily; every exported name must still resolve."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import manager
+
+
+def test_every_exported_name_resolves() -> None:
+    assert set(manager.__all__) == set(manager._EXPORTS)
+    for name in manager.__all__:
+        assert getattr(manager, name) is not None, name
+    assert set(manager.__all__) <= set(dir(manager))
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    try:
+        manager.NoSuchThing  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchThing" in str(exc)
+    else:
+        raise AssertionError("manager.NoSuchThing resolved")
+
+
+def test_the_command_line_starts_without_the_heavy_libraries() -> None:
+    """`aiokcm --help`, `--version` and bad flags answer fast: no aiohttp, prometheus, kubernetes-asyncio."""
+    heavy = (
+        "aiohttp",
+        "kubernetes_asyncio",
+        "prometheus_client",
+        "manager.lifecycle.manager",
+        "manager.client",
+    )
+    code = (
+        "import sys, manager.cli.main as cli\n"
+        "cli.help_text()\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
