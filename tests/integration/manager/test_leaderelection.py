@@ -86,6 +86,7 @@ async def pool(kubesim: Any) -> AsyncIterator[Pool]:
     assert p.timeline.max_concurrent <= 1, p.timeline.changes
 
 
+@pytest.mark.slow
 async def test_one_leads_and_a_hard_stop_fails_over_after_expiry(pool: Pool) -> None:
     loop = asyncio.get_running_loop()
     a, b = pool.elector("a"), pool.elector("b")
@@ -126,6 +127,7 @@ async def test_clean_stop_releases_and_the_standby_takes_over_at_once(pool: Pool
     assert loop.time() - stopped_at < MAX_RETRY_GAP + 0.6  # well before a lease duration (2 s)
 
 
+@pytest.mark.slow
 async def test_losing_the_lease_ends_run_and_reports_it(pool: Pool) -> None:
     lost = asyncio.Event()
     elector = RecordingElector(
@@ -195,6 +197,7 @@ class HeartbeatController(Controller):
         return Result(requeue_after=0.05)
 
 
+@pytest.mark.slow
 async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
     from manager.lifecycle.cluster import install
     from manager.lifecycle.descriptor import ControllerInfo

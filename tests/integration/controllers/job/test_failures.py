@@ -7,6 +7,8 @@ import itertools
 import time
 from typing import Any
 
+import pytest
+
 from controllers.job.backoff import finish_time
 from kubesim import KubeSim
 from manager import PODS
@@ -40,6 +42,7 @@ class TimedJobController(FastJobController):
     max_pod_failure_backoff = 3.0
 
 
+@pytest.mark.slow
 async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
     """Three failures then a success; replacements wait 1.5 s, 3 s, then 3 s again (capped, not 6 s).
 
@@ -164,6 +167,7 @@ async def _status_is(env: Any, name: str, **expected: int) -> dict[str, Any] | N
     return job if all(int(status.get(k) or 0) == v for k, v in expected.items()) else None
 
 
+@pytest.mark.slow
 async def test_pod_failure_policy_ignores_disruption(kubesim: KubeSim) -> None:
     """onPodConditions: a pod failing with DisruptionTarget=True (as set on eviction) is not counted, even
     with backoffLimit 0; it is replaced and the Job completes."""

@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from prometheus_client import REGISTRY
 
 from kubesim import KubeSim
@@ -109,6 +110,7 @@ async def poke(env: Env, name: str, times: int) -> None:
         await asyncio.sleep(0.05)  # pacing of the pokes, not synchronisation
 
 
+@pytest.mark.slow
 async def test_lagging_watch_never_overshoots(kubesim: KubeSim) -> None:
     async with running_manager(kubesim) as env:
         census = PodCensus(env, "lag")
@@ -178,6 +180,7 @@ async def _none(value: Any) -> bool:
     return await value is None
 
 
+@pytest.mark.slow
 async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: KubeSim) -> None:
     """Creates are slowed so that each batch lands as one step in the pod count: 1, 3 (+2), then a
     batch of 4 in which one create fails → 6; the next sync starts again at 1 → 7, then 8."""

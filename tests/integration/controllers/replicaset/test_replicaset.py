@@ -93,6 +93,7 @@ async def _superset(get: Callable[[], Awaitable[set[str]]], wanted: set[str]) ->
     return wanted <= await get()
 
 
+@pytest.mark.slow
 async def test_available_replicas_honour_min_ready_seconds(kubesim: KubeSim) -> None:
     async with running_manager(kubesim) as env:
         await env.create_rs("slow", 2, min_ready_seconds=3)

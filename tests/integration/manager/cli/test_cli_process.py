@@ -319,6 +319,7 @@ def test_broken_entry_point_is_named(one_shot: dict[str, Outcome]) -> None:
 # ---- the running daemon ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_crashing_controller_restarts_with_backoff_while_another_keeps_running(start: Any) -> None:
     daemon = await start("--controllers=steady,crashing", "--shutdown-grace-period=5s")
     url = await daemon.url()
@@ -354,6 +355,7 @@ async def test_crashing_controller_restarts_with_backoff_while_another_keeps_run
     assert await daemon.wait() == 0
 
 
+@pytest.mark.slow
 async def test_sigterm_drains_in_flight_work_and_exits_0(start: Any) -> None:
     daemon = await start(
         "--controllers=steady", "--shutdown-grace-period=20s", extra_env={"SHELL_TEST_WORK_SECONDS": "1.5"}
@@ -396,6 +398,7 @@ async def test_second_signal_exits_at_once(start: Any) -> None:
     assert daemon.find("second signal: exiting now")
 
 
+@pytest.mark.slow
 async def test_sigterm_with_the_runtime_drains_reconciles_and_releases_the_lease(
     start: Any, kubesim: Any
 ) -> None:

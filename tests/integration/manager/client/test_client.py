@@ -185,6 +185,7 @@ async def test_metadata_only_list_and_get(client: ApiClient) -> None:
     assert one["kind"] == "PartialObjectMetadata" and one["metadata"]["name"] == "m"
 
 
+@pytest.mark.slow
 async def test_429_is_retried_honouring_retry_after(kubesim: Any) -> None:
     client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)
     try:

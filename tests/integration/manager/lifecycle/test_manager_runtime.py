@@ -198,6 +198,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         await client.close()
 
 
+@pytest.mark.slow
 async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, managers: Managers) -> None:
     manager = managers.start(settings_for(kubesim.url), LeaderOnly)
     await wait_for(lambda: len(reconciled_by(manager, "leader-only-controller")) >= 3, message="reconciling")
