@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit integration bench clean
+.PHONY: help run test quick lint unit integration bench clean
 
 ## make help: list the targets.
 help:
@@ -25,6 +25,11 @@ run: $(STAMP)
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite.
 test: $(STAMP) lint
 	$(PY) -m pytest -q
+
+## make quick: the test suite without the tests marked slow (those waiting seconds on timers, backoffs,
+##   leases); `make test` runs them all.
+quick: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 ## make lint: ruff (lint and format check), mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)

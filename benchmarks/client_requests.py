@@ -33,26 +33,24 @@ def configmap(name: str) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v" * 64}}
 
 
-async def timed(requests: list[Callable[[], Awaitable[object]]], concurrency: int) -> float:
-    """CPU seconds of this process to run the requests, `concurrency` in flight at a time."""
+async def timed(names: list[str], request: Callable[[str], Awaitable[object]], concurrency: int) -> float:
+    """CPU seconds of this process to run `request(name)` for each name, `concurrency` in flight at a time."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(request: Callable[[], Awaitable[object]]) -> None:
+    async def one(name: str) -> None:
         async with gate:
-            await request()
+            await request(name)
 
     started = time.process_time()
-    await asyncio.gather(*(one(r) for r in requests))
+    await asyncio.gather(*(one(name) for name in names))
     return time.process_time() - started
 
 
 async def round_api_client(client: ApiClient, n: int, prefix: str, concurrency: int) -> float:
     names = [f"{prefix}-{i}" for i in range(n)]
-    cpu = await timed(
-        [lambda name=name: client.create(CONFIGMAPS, configmap(name), NS) for name in names], concurrency
-    )
-    cpu += await timed([lambda name=name: client.get(CONFIGMAPS, name, NS) for name in names], concurrency)
-    cpu += await timed([lambda name=name: client.delete(CONFIGMAPS, name, NS) for name in names], concurrency)
+    cpu = await timed(names, lambda name: client.create(CONFIGMAPS, configmap(name), NS), concurrency)
+    cpu += await timed(names, lambda name: client.get(CONFIGMAPS, name, NS), concurrency)
+    cpu += await timed(names, lambda name: client.delete(CONFIGMAPS, name, NS), concurrency)
     return cpu / (3 * n)
 
 
@@ -70,11 +68,9 @@ async def round_aiohttp(
             return orjson.loads(payload)
 
     names = [f"{prefix}-{i}" for i in range(n)]
-    cpu = await timed(
-        [lambda name=name: call("POST", base, orjson.dumps(configmap(name))) for name in names], concurrency
-    )
-    cpu += await timed([lambda name=name: call("GET", f"{base}/{name}") for name in names], concurrency)
-    cpu += await timed([lambda name=name: call("DELETE", f"{base}/{name}") for name in names], concurrency)
+    cpu = await timed(names, lambda name: call("POST", base, orjson.dumps(configmap(name))), concurrency)
+    cpu += await timed(names, lambda name: call("GET", f"{base}/{name}"), concurrency)
+    cpu += await timed(names, lambda name: call("DELETE", f"{base}/{name}"), concurrency)
     return cpu / (3 * n)
 
 

@@ -8,12 +8,14 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import yaml
 
 if TYPE_CHECKING:
     from manager.config.settings import Settings
+    from manager.lifecycle.cluster import Cluster
+    from manager.lifecycle.manager import Manager
 
 T = TypeVar("T")
 
@@ -21,13 +23,29 @@ T = TypeVar("T")
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 
 
+@overload
 async def wait_for(
-    condition: Callable[[], T | Awaitable[T]],
+    condition: Callable[[], Awaitable[T | None]],
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+) -> T: ...
+
+
+@overload
+async def wait_for(
+    condition: Callable[[], T | None], timeout: float = ..., interval: float = ..., message: str = ...
+) -> T: ...
+
+
+async def wait_for(
+    condition: Callable[[], T | Awaitable[T | None] | None],
     timeout: float = 10.0,
     interval: float = 0.02,
     message: str = "condition",
 ) -> T:
-    """Poll `condition` until it returns a truthy value; return that value or fail after `timeout` seconds."""
+    """Poll `condition` until it returns a truthy value; return that value or fail after `timeout` seconds.
+    A condition returning `X | None` (None while not yet) gives an `X`."""
     deadline = time.monotonic() + timeout
     last: T | None = None
     while True:
@@ -43,7 +61,10 @@ async def wait_for(
 
 
 def wait_for_sync(
-    condition: Callable[[], T], timeout: float = 10.0, interval: float = 0.02, message: str = "condition"
+    condition: Callable[[], T | None],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "condition",
 ) -> T:
     """Blocking variant of `wait_for` for tests that drive subprocesses."""
     deadline = time.monotonic() + timeout
@@ -81,6 +102,13 @@ def exec_plugin_user(script: str) -> dict[str, Any]:
             "interactiveMode": "Never",
         }
     }
+
+
+def cluster_of(manager: Manager) -> Cluster | None:
+    """What `manager.lifecycle.cluster.install` wired into `manager` (informers, controllers, elector),
+    or None before it ran or when no API-server controller is enabled."""
+    cluster: Cluster | None = manager.cluster
+    return cluster
 
 
 def manager_settings(master: str, lease_name: str, **overrides: Any) -> Settings:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from manager.cli.main import Flag, settings_class
 from manager.cli.main import flags as flags_of
-from manager.cli.main import settings_class
 from manager.cli.plugins import discover
 
 
-def flags() -> dict[str, object]:
+def flags() -> dict[str, Flag]:
     """The flags of this installation (the manager's and the installed controllers')."""
-    return dict(flags_of(settings_class(discover())))
+    return flags_of(settings_class(discover()))
 
 
 ROOT = Path(__file__).resolve().parents[2]

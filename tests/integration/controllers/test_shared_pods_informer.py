@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from kubesim import KubeSim
 from manager import JOBS, PODS, REPLICASETS
 from manager.cli.plugins import discover
 from manager.client.rest import create_client
 from manager.config.settings import Settings
-from manager.lifecycle.cluster import install
+from manager.lifecycle.cluster import Cluster, install
 from manager.lifecycle.manager import Manager
-from tests.helpers import wait_for
-from tests.integration.controllers.test_job_harness import job_manifest
-from tests.integration.controllers.test_replicaset_harness import NS, rs_manifest
+from tests.helpers import cluster_of, wait_for
+from tests.integration.controllers.job.harness import job_manifest
+from tests.integration.controllers.replicaset.harness import NS, rs_manifest
 
 
 async def test_job_and_replicaset_share_one_pods_informer_whose_handlers_are_all_inline(
@@ -38,19 +37,18 @@ async def test_job_and_replicaset_share_one_pods_informer_whose_handlers_are_all
     client = await create_client(master=kubesim.url, qps=0)
     try:
 
-        def synced_runtime() -> Any:
+        def synced_cluster() -> Cluster | None:
             if task.done():
                 task.result()  # surface a start-up failure
-            runtime = manager.cluster
-            controllers = getattr(runtime, "controllers", ())
-            if len(controllers) == 2 and runtime.factory.has_synced():
-                return runtime
+            cluster = cluster_of(manager)
+            if cluster is not None and len(cluster.controllers) == 2 and cluster.factory.has_synced():
+                return cluster
             return None
 
-        runtime = await wait_for(synced_runtime, 10.0, message="both controllers synced")
-        pods_informers = [i for i in runtime.factory.informers() if i.gvr == PODS]
+        cluster = await wait_for(synced_cluster, 10.0, message="both controllers synced")
+        pods_informers = [i for i in cluster.factory.informers() if i.gvr == PODS]
         assert len(pods_informers) == 1, "one pods informer for the whole process"
-        registrations = [r for ctl in runtime.controllers for r in ctl.registrations()]
+        registrations = [r for ctl in cluster.controllers for r in ctl.registrations()]
         assert len(registrations) == 4 and all(r.inline for r in registrations)
         pods = pods_informers[0]
         await wait_for(pods.dispatches_inline, 5.0, message="pods informer applies events one by one")

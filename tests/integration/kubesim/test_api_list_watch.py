@@ -68,7 +68,7 @@ class Watch:
         return orjson.loads(line) if line else None
 
     async def events(self, count: int) -> list[Obj]:
-        result = []
+        result: list[Obj] = []
         for _ in range(count):
             event = await self.next()
             assert event is not None, f"stream ended after {result}"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from kubernetes import client, config, dynamic, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
@@ -34,6 +34,23 @@ async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(fn, *args, **kwargs)
 
 
+class Object(Protocol):
+    @property
+    def metadata(self) -> client.V1ObjectMeta | None: ...
+
+
+def meta(obj: Object) -> client.V1ObjectMeta:
+    """The metadata every object read back from the server has (the models type it optional)."""
+    assert obj.metadata is not None
+    return obj.metadata
+
+
+def name_of(obj: Object) -> str:
+    found = meta(obj).name
+    assert found is not None
+    return found
+
+
 def configmap(name: str, labels: dict[str, str] | None = None) -> client.V1ConfigMap:
     return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name, labels=labels), data={"k": "v"})
 
@@ -41,12 +58,12 @@ def configmap(name: str, labels: dict[str, str] | None = None) -> client.V1Confi
 async def test_configmap_crud_and_conflict(api_client: Any) -> None:
     core = client.CoreV1Api(api_client)
     created = await run(core.create_namespaced_config_map, NS, configmap("c1", {"app": "a"}))
-    assert created.metadata.uid and created.metadata.resource_version
+    assert meta(created).uid and meta(created).resource_version
     await run(core.create_namespaced_config_map, NS, configmap("c2", {"app": "b"}))
     listed = await run(core.list_namespaced_config_map, NS, label_selector="app in (a,b),!tier")
-    assert sorted(i.metadata.name for i in listed.items) == ["c1", "c2"]
+    assert sorted(name_of(i) for i in listed.items) == ["c1", "c2"]
     only_a = await run(core.list_namespaced_config_map, NS, label_selector="app=a")
-    assert [i.metadata.name for i in only_a.items] == ["c1"]
+    assert [name_of(i) for i in only_a.items] == ["c1"]
     patched = await run(core.patch_namespaced_config_map, "c1", NS, {"data": {"x": "y"}})
     assert patched.data == {"k": "v", "x": "y"}
     created.data = {"k": "stale"}
@@ -76,7 +93,9 @@ async def test_bad_selector_is_400(api_client: Any) -> None:
 
 async def test_watch_stream_with_resource_version(api_client: Any, sim: KubeSim) -> None:
     core = client.CoreV1Api(api_client)
-    start = (await run(core.list_namespaced_config_map, NS)).metadata.resource_version
+    listed = await run(core.list_namespaced_config_map, NS)
+    assert listed.metadata is not None
+    start = listed.metadata.resource_version
     await run(core.create_namespaced_config_map, NS, configmap("w1"))
     await run(core.patch_namespaced_config_map, "w1", NS, {"data": {"k": "2"}})
     await run(core.delete_namespaced_config_map, "w1", NS)
@@ -127,13 +146,16 @@ async def test_deployment_scale_and_status(api_client: Any) -> None:
         ),
     )
     created = await run(apps.create_namespaced_deployment, NS, deployment)
-    assert created.metadata.generation == 1
+    assert meta(created).generation == 1
     scale = await run(apps.patch_namespaced_deployment_scale, "d", NS, {"spec": {"replicas": 3}})
+    assert scale.spec is not None and scale.status is not None
     assert scale.spec.replicas == 3 and scale.status.selector == "app=d"
     current = await run(apps.read_namespaced_deployment, "d", NS)
-    assert current.spec.replicas == 3 and current.metadata.generation == 2
+    assert current.spec is not None
+    assert current.spec.replicas == 3 and meta(current).generation == 2
     status = await run(apps.patch_namespaced_deployment_status, "d", NS, {"status": {"replicas": 3}})
-    assert status.status.replicas == 3 and status.metadata.generation == 2
+    assert status.status is not None
+    assert status.status.replicas == 3 and meta(status).generation == 2
 
 
 async def test_lease_round_trip_with_micro_time(api_client: Any) -> None:
@@ -146,6 +168,7 @@ async def test_lease_round_trip_with_micro_time(api_client: Any) -> None:
         ),
     )
     created = await run(coordination.create_namespaced_lease, "kube-system", lease)
+    assert created.spec is not None
     assert created.spec.renew_time == now
 
 
@@ -164,7 +187,7 @@ async def test_job_delete_orphans_by_default(api_client: Any) -> None:
     await run(batch.create_namespaced_job, NS, job)
     await run(batch.delete_namespaced_job, "j", NS)
     remaining = await run(batch.read_namespaced_job, "j", NS)
-    assert remaining.metadata.finalizers == ["orphan"] and remaining.metadata.deletion_timestamp
+    assert meta(remaining).finalizers == ["orphan"] and meta(remaining).deletion_timestamp
 
 
 async def test_events_v1(api_client: Any) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
@@ -17,6 +16,9 @@ from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
 from tests.helpers import wait_for
 from tests.kubesim_api import Api
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsLenAndGetItem
 
 Obj = dict[str, Any]
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -41,7 +43,7 @@ class ScriptedRandom(random.Random):
         super().__init__(0)
         self.script = list(script)
 
-    def choice(self, seq: Sequence[Any]) -> Any:
+    def choice(self, seq: SupportsLenAndGetItem[Any]) -> Any:
         return self.script.pop(0)
 
 
@@ -273,7 +275,7 @@ async def test_crd_selectable_fields_filter_lists(api: Api) -> None:
 
 
 async def test_create_owns_defaulted_fields_but_not_what_admission_adds(api: Api) -> None:
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "nginx", "labels": {"run": "nginx"}},

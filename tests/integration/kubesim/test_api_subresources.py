@@ -199,7 +199,8 @@ async def test_pod_log_tells_what_the_simulated_kubelet_did(kubesim: KubeSim) ->
         await api.ok("POST", pods, pod)
 
         async def finished() -> bool:
-            return (await api.ok("GET", f"{pods}/l"))["status"].get("phase") == "Failed"
+            phase: str | None = (await api.ok("GET", f"{pods}/l"))["status"].get("phase")
+            return phase == "Failed"
 
         await wait_for(finished, timeout=10, message="pod failed")
         async with session.get(f"{kubesim.url}{pods}/l/log") as resp:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
@@ -217,6 +217,10 @@ async def test_watch_resumes_across_closed_watches_without_gaps_or_duplicates(
 ) -> None:
     start_rv = (await api.ok("GET", CMS))["metadata"]["resourceVersion"]
     received: list[tuple[str, str, str]] = []
+
+    def read_at_least(count: int) -> Callable[[], bool]:
+        return lambda: len(received) >= count
+
     connections = 0
     total = 30
 
@@ -250,7 +254,7 @@ async def test_watch_resumes_across_closed_watches_without_gaps_or_duplicates(
             expected.append(("MODIFIED", name, updated["metadata"]["resourceVersion"]))
         if batch < 2:
             # let the watcher read part of the batch, then cut every stream under it
-            await wait_for(lambda b=batch: len(received) >= 10 * b + 3, message="some events read")
+            await wait_for(read_at_least(10 * batch + 3), message="some events read")
             if batch == 0:
                 assert kubesim.faults.close_watches() == 1
             else:

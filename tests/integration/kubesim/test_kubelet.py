@@ -7,6 +7,7 @@ and terminate-seconds are exact and cost no wall time; one test runs on the real
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -51,6 +52,11 @@ class Api:
         assert status == 200, payload
         return dict(payload)
 
+    async def existing_pod(self, name: str) -> Obj:
+        pod = await self.pod(name)
+        assert pod is not None, f"pod {name} not found"
+        return pod
+
 
 @pytest.fixture
 async def session() -> AsyncIterator[aiohttp.ClientSession]:
@@ -84,6 +90,13 @@ def condition(pod: Obj, kind: str) -> Obj | None:
     return next((c for c in pod.get("status", {}).get("conditions", []) if c["type"] == kind), None)
 
 
+def present(pod: Obj, kind: str) -> Obj:
+    """The condition `kind` of `pod`, which must have one."""
+    found = condition(pod, kind)
+    assert found is not None, f"no {kind} condition"
+    return found
+
+
 def main_container(pod: Obj) -> Obj:
     return dict(pod["status"]["containerStatuses"][0])
 
@@ -111,7 +124,7 @@ async def test_nodes_are_registered_ready(kubesim: Any, session: aiohttp.ClientS
     for node in nodes:
         status = node["status"]
         assert condition(node, "Ready") is not None
-        assert condition(node, "Ready")["status"] == "True"
+        assert present(node, "Ready")["status"] == "True"
         assert status["capacity"]["pods"] and status["allocatable"]["cpu"]
         assert {a["type"] for a in status["addresses"]} == {"InternalIP", "Hostname"}
         assert status["nodeInfo"]["kubeletVersion"].startswith("v1.")
@@ -124,7 +137,7 @@ async def test_pod_runs_and_succeeds_on_the_real_clock(kubesim: Any, session: ai
     assert done["spec"]["nodeName"].startswith("kubesim-node-")
     terminated = main_container(done)["state"]["terminated"]
     assert terminated["exitCode"] == 0 and terminated["reason"] == "Completed"
-    assert condition(done, "Ready")["status"] == "False"
+    assert present(done, "Ready")["status"] == "False"
 
 
 async def test_running_pod_shape_then_success(manual: tuple[Api, ManualClock]) -> None:
@@ -138,9 +151,9 @@ async def test_running_pod_shape_then_success(manual: tuple[Api, ManualClock]) -
     assert main["containerID"].startswith("containerd://") and "@sha256:" in main["imageID"]
     assert "running" in main["state"]
     for kind in ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready"):
-        assert condition(running, kind)["status"] == "True", kind
+        assert present(running, kind)["status"] == "True", kind
     clock.advance(0.4)
-    assert (await api.pod("p"))["status"]["phase"] == "Running"
+    assert (await api.existing_pod("p"))["status"]["phase"] == "Running"
     clock.advance(0.2)
     done = await wait_phase(api, "p", "Succeeded")
     terminated = main_container(done)["state"]["terminated"]
@@ -162,11 +175,11 @@ async def test_run_seconds_and_ready_after(manual: tuple[Api, ManualClock]) -> N
     annotations = {"kubesim.aiokcm.io/run-seconds": "10", "kubesim.aiokcm.io/ready-after-seconds": "2"}
     await api.ok("POST", PODS, pod_manifest("slow", annotations))
     running = await wait_phase(api, "slow", "Running")
-    assert condition(running, "Ready")["status"] == "False"
+    assert present(running, "Ready")["status"] == "False"
     clock.advance(2)
     await wait_for(lambda: _ready(api, "slow"), timeout=10, message="Ready after ready-after-seconds")
     clock.advance(7)
-    assert (await api.pod("slow"))["status"]["phase"] == "Running"
+    assert (await api.existing_pod("slow"))["status"]["phase"] == "Running"
     clock.advance(1)
     await wait_phase(api, "slow", "Succeeded")
 
@@ -202,7 +215,7 @@ async def test_fail_attempts_count_per_owner(manual: tuple[Api, ManualClock]) ->
         await wait_phase(api, name, "Running")
         clock.advance(0.5)
         pod = await wait_for(
-            lambda n=name: _terminal(api, n),
+            functools.partial(_terminal, api, name),
             timeout=10,
             message=f"{name} terminal",
         )
@@ -228,7 +241,7 @@ async def test_on_failure_restarts_count_as_attempts(manual: tuple[Api, ManualCl
     for restarts in (1, 2):
         clock.advance(0.5)
         pod = await wait_for(
-            lambda r=restarts: _restarts(api, "retry", r),
+            functools.partial(_restarts, api, "retry", restarts),
             timeout=10,
             message=f"restart {restarts}",
         )
@@ -305,13 +318,13 @@ async def test_node_selector_waits_for_a_matching_node(manual: tuple[Api, Manual
     manifest["spec"]["nodeSelector"] = {"disk": "ssd"}
     await api.ok("POST", PODS, manifest)
     pod = await wait_for(lambda: _unschedulable(api, "picky"), timeout=10, message="Unschedulable condition")
-    message = condition(pod, "PodScheduled")["message"]
+    message = present(pod, "PodScheduled")["message"]
     assert message == "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
     label = {"metadata": {"labels": {"disk": "ssd"}}}
     await api.ok("PATCH", "/api/v1/nodes/kubesim-node-2", label, "application/merge-patch+json")
     running = await wait_phase(api, "picky", "Running")
     assert running["spec"]["nodeName"] == "kubesim-node-2"
-    assert condition(running, "PodScheduled")["status"] == "True"
+    assert present(running, "PodScheduled")["status"] == "True"
 
 
 async def test_cordoned_nodes_get_no_pods(manual: tuple[Api, ManualClock]) -> None:
@@ -523,7 +536,11 @@ def test_manual_clock_fires_timers_in_deadline_order() -> None:
     clock.call_later(1, lambda: fired.append("early"))
     cancelled = clock.call_later(1.5, lambda: fired.append("cancelled"))
     cancelled.cancel()
-    clock.call_later(0.5, lambda: clock.call_later(0.2, lambda: fired.append("chained")))
+
+    def chain() -> None:
+        clock.call_later(0.2, lambda: fired.append("chained"))
+
+    clock.call_later(0.5, chain)
     start = clock()
     clock.advance(1)
     assert fired == ["chained", "early"]

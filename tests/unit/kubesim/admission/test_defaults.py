@@ -108,7 +108,9 @@ def test_image_pull_policy() -> None:
 
 def test_qos_classes_and_requests_defaulted_from_limits() -> None:
     limits = {"cpu": "500m", "memory": "64Mi"}
-    pod = {"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": dict(limits)}}]}}
+    pod: dict[str, Any] = {
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": dict(limits)}}]}
+    }
     apply_defaults("pods", pod)
     assert pod["spec"]["containers"][0]["resources"]["requests"] == limits
     assert pod["status"]["qosClass"] == "Guaranteed"
@@ -207,7 +209,10 @@ def test_job_status_leaves_out_empty_omitempty_fields_as_the_go_types_do() -> No
 
 def test_replicaset_and_deployment_defaults() -> None:
     template = {"metadata": {"labels": {"a": "b"}}, "spec": _pod_spec()}
-    rs = {"metadata": {"name": "r"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}}
+    rs: dict[str, Any] = {
+        "metadata": {"name": "r"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template},
+    }
     apply_defaults("replicasets.apps", rs)
     assert rs["spec"]["replicas"] == 1
     assert rs["spec"]["template"]["spec"]["restartPolicy"] == "Always"
@@ -220,14 +225,16 @@ def test_replicaset_and_deployment_defaults() -> None:
     }
     assert deployment["spec"]["revisionHistoryLimit"] == 10
     assert deployment["spec"]["progressDeadlineSeconds"] == 600
-    recreate = {"spec": {"strategy": {"type": "Recreate"}}}
+    recreate: dict[str, Any] = {"spec": {"strategy": {"type": "Recreate"}}}
     apply_defaults("deployments.apps", recreate)
     assert recreate["spec"]["strategy"] == {"type": "Recreate"}
 
 
 def test_cronjob_defaults() -> None:
     template = {"spec": {**_pod_spec(), "restartPolicy": "Never"}}
-    cronjob = {"spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}}
+    cronjob: dict[str, Any] = {
+        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}
+    }
     apply_defaults("cronjobs.batch", cronjob)
     spec = cronjob["spec"]
     assert (spec["concurrencyPolicy"], spec["suspend"]) == ("Allow", False)
@@ -236,12 +243,15 @@ def test_cronjob_defaults() -> None:
 
 
 def test_namespace_service_secret_defaults() -> None:
-    namespace = {"metadata": {"name": "team-a"}}
+    namespace: dict[str, Any] = {"metadata": {"name": "team-a"}}
     apply_defaults("namespaces", namespace)
     assert namespace["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team-a"}
     assert namespace["status"] == {"phase": "Active"}
     assert namespace["spec"] == {"finalizers": ["kubernetes"]}
-    service = {"metadata": {"name": "s", "namespace": "default"}, "spec": {"ports": [{"port": 80}]}}
+    service: dict[str, Any] = {
+        "metadata": {"name": "s", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}]},
+    }
     apply_defaults("services", service)
     assert service["spec"]["type"] == "ClusterIP"
     assert service["spec"]["sessionAffinity"] == "None"

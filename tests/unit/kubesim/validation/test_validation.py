@@ -459,7 +459,7 @@ def test_crd_basics() -> None:
     }
     key = "customresourcedefinitions.apiextensions.k8s.io"
     assert validate(key, crd, None) == []
-    bad = copy.deepcopy(crd)
+    bad: dict[str, Any] = copy.deepcopy(crd)
     bad["spec"]["group"] = "example"
     bad["spec"]["scope"] = "Galaxy"
     assert _messages(validate(key, bad, None)) == [
