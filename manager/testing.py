@@ -10,8 +10,9 @@
 `run_controllers` starts an in-process kubesim (three Ready nodes and the simulated kubelet), then the real
 Manager with the cluster wiring (client, shared informers, events) and only the given controller classes,
 built-in or your own, without leader election; it returns once every controller's informers have synced, and
-stops the manager and kubesim on the way out. Your controllers' own flags (`ControllerFlags`) take their
-defaults unless `flags=` sets them. Tests need an asyncio pytest plugin (pytest-asyncio).
+stops the manager and kubesim on the way out. `run_manager` does the same against an API server you already
+run (a `kubesim` fixture with a manual clock, faults...). Your controllers' own flags (`ControllerFlags`) take
+their defaults unless `flags=` sets them. Tests need an asyncio pytest plugin (pytest-asyncio).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from kubesim import KubeSim
 from manager.client.rest import ApiClient, create_client
@@ -32,30 +33,107 @@ from manager.lifecycle.cluster import install
 from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.manager import Manager
 
-__all__ = ["TestEnv", "run_controllers", "wait_for"]
+__all__ = ["TestEnv", "controller_of", "run_controllers", "run_manager", "wait_for"]
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Controller)
 
 
+@overload
 async def wait_for(
-    condition: Callable[[], T | Awaitable[T]],
+    condition: Callable[[], Awaitable[T | None]],
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+) -> T: ...
+
+
+@overload
+async def wait_for(
+    condition: Callable[[], T | None], timeout: float = ..., interval: float = ..., message: str = ...
+) -> T: ...
+
+
+async def wait_for(
+    condition: Callable[[], T | Awaitable[T | None] | None],
     timeout: float = 10.0,
     interval: float = 0.02,
     message: str = "condition",
 ) -> T:
-    """Poll `condition` (plain or async) until it returns a truthy value and return that value; fail with an
-    AssertionError naming `message` and the last value after `timeout` seconds. Never sleep to synchronise."""
+    """Poll `condition` (plain or async) until it returns a truthy value and return that value (a condition
+    returning `X | None`, None while not yet, gives an `X`); fail with an AssertionError naming `message` and
+    the last value after `timeout` seconds. Never sleep to synchronise."""
     deadline = time.monotonic() + timeout
+    last: T | None = None
     while True:
         result = condition()
         if inspect.isawaitable(result):
             result = await result
+        last = result
         if result:
             return result
         if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {result!r}")
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {last!r}")
         await asyncio.sleep(interval)
+
+
+def controller_info(cls: type[Controller]) -> ControllerInfo:
+    """How the manager sees a controller class that did not come through an entry point."""
+    origin = f"{cls.name} = {cls.__module__}:{cls.__qualname__}"
+    return ControllerInfo(cls.name, cls.aliases, cls.enabled_by_default, cls, origin)
+
+
+def controller_of(manager: Manager, cls: type[C]) -> C:
+    """The running instance of controller class `cls` in `manager`."""
+    for instance in manager.cluster.controllers if manager.cluster is not None else ():
+        if isinstance(instance, cls):
+            return instance
+    raise LookupError(f"{cls.__name__} is not running in this manager")
+
+
+@contextlib.asynccontextmanager
+async def run_manager(
+    master: str,
+    *controllers: type[Controller],
+    flags: Mapping[str, Any] | None = None,
+    sync_timeout: float = 10.0,
+) -> AsyncIterator[Manager]:
+    """Run the manager with `controllers` against the API server at `master` for the `async with` block;
+    yields it once every controller's informers have synced.
+
+    No leader election, the health server on a free port of 127.0.0.1, no client-side rate limit, a 2 s
+    shutdown grace period; `flags` (by field name, e.g. `{"concurrent_job_syncs": 2}`) sets any other."""
+    settings_cls = Settings.with_flags(c.flags for c in controllers if c.flags is not None)
+    options: dict[str, Any] = {
+        "master": master,
+        "leader_elect": False,
+        "bind_address": "127.0.0.1",
+        "port": 0,
+        "kube_api_qps": 0,
+        "shutdown_grace_period": 2.0,
+        **(flags or {}),
+    }
+    manager = Manager(settings_cls(**options), [controller_info(c) for c in controllers], install=install)
+    running = asyncio.create_task(manager.run(handle_signals=False), name="manager-under-test")
+    try:
+
+        def synced() -> bool:
+            if running.done():
+                running.result()  # start-up failed: raise its error here
+                raise RuntimeError("the manager stopped during start-up")
+            cluster = manager.cluster
+            return (
+                cluster is not None
+                and len(cluster.controllers) == len(controllers)
+                and all(all(r.has_synced() for r in c.registrations()) for c in cluster.controllers)
+            )
+
+        await wait_for(synced, sync_timeout, message="the controllers' informers to sync")
+        yield manager
+    finally:
+        manager.request_shutdown("test done")
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(running, 10.0)
 
 
 @dataclass
@@ -75,17 +153,7 @@ class TestEnv:
 
     def controller(self, cls: type[C]) -> C:
         """The running instance of controller class `cls`."""
-        for instance in self.manager.cluster.controllers:
-            if isinstance(instance, cls):
-                return instance
-        raise LookupError(f"{cls.__name__} is not running in this manager")
-
-
-def controller_info(cls: type[Controller]) -> ControllerInfo:
-    """How the manager sees a controller class that did not come through an entry point."""
-    return ControllerInfo(
-        cls.name, cls.aliases, cls.enabled_by_default, cls, f"{cls.name} = {cls.__module__}"
-    )
+        return controller_of(self.manager, cls)
 
 
 @contextlib.asynccontextmanager
@@ -97,41 +165,16 @@ async def run_controllers(
 ) -> AsyncIterator[TestEnv]:
     """Run kubesim and a manager with `controllers` for the duration of the `async with` block.
 
-    `flags` sets manager or controller flags by field name (`{"concurrent_job_syncs": 2}`); `kubesim_options`
-    go to `KubeSim` (e.g. `nodes=1`, `kubelet=False`, `clock=ManualClock()`)."""
-    settings_cls = Settings.with_flags(c.flags for c in controllers if c.flags is not None)
+    `flags` as for `run_manager`; `kubesim_options` go to `KubeSim` (e.g. `nodes=1`, `kubelet=False`,
+    `clock=ManualClock()`)."""
     kubesim_options.setdefault("port", 0)
     kubesim_options.setdefault("nodes", 3)
-    async with KubeSim(**kubesim_options) as sim:
-        options: dict[str, Any] = {
-            "master": sim.url,
-            "leader_elect": False,
-            "bind_address": "127.0.0.1",
-            "port": 0,
-            "kube_api_qps": 0,
-            "shutdown_grace_period": 2.0,
-            **(flags or {}),
-        }
-        manager = Manager(settings_cls(**options), [controller_info(c) for c in controllers], install=install)
-        running = asyncio.create_task(manager.run(handle_signals=False), name="manager-under-test")
+    async with (
+        KubeSim(**kubesim_options) as sim,
+        run_manager(sim.url, *controllers, flags=flags, sync_timeout=sync_timeout) as manager,
+    ):
         client = await create_client(master=sim.url)
         try:
-
-            def synced() -> bool:
-                if running.done():
-                    running.result()  # start-up failed: raise its error here
-                    raise RuntimeError("the manager stopped during start-up")
-                cluster = manager.cluster
-                return (
-                    cluster is not None
-                    and len(cluster.controllers) == len(controllers)
-                    and all(all(r.has_synced() for r in c.registrations()) for c in cluster.controllers)
-                )
-
-            await wait_for(synced, sync_timeout, message="the controllers' informers to sync")
             yield TestEnv(sim, client, manager)
         finally:
-            manager.request_shutdown("test done")
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(running, 10.0)
             await client.close()

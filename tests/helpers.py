@@ -2,62 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+from manager.testing import wait_for as wait_for  # the suite waits as the authors' kit does
+
 if TYPE_CHECKING:
     from manager.config.settings import Settings
-    from manager.lifecycle.cluster import Cluster
-    from manager.lifecycle.manager import Manager
 
 T = TypeVar("T")
 
 # Leader-election timings short enough for tests (lease duration, renew deadline, retry period).
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
-
-
-@overload
-async def wait_for(
-    condition: Callable[[], Awaitable[T | None]],
-    timeout: float = ...,
-    interval: float = ...,
-    message: str = ...,
-) -> T: ...
-
-
-@overload
-async def wait_for(
-    condition: Callable[[], T | None], timeout: float = ..., interval: float = ..., message: str = ...
-) -> T: ...
-
-
-async def wait_for(
-    condition: Callable[[], T | Awaitable[T | None] | None],
-    timeout: float = 10.0,
-    interval: float = 0.02,
-    message: str = "condition",
-) -> T:
-    """Poll `condition` until it returns a truthy value; return that value or fail after `timeout` seconds.
-    A condition returning `X | None` (None while not yet) gives an `X`."""
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while True:
-        result = condition()
-        if inspect.isawaitable(result):
-            result = await result
-        last = result
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}; last value: {last!r}")
-        await asyncio.sleep(interval)
 
 
 def wait_for_sync(
@@ -102,13 +63,6 @@ def exec_plugin_user(script: str) -> dict[str, Any]:
             "interactiveMode": "Never",
         }
     }
-
-
-def cluster_of(manager: Manager) -> Cluster | None:
-    """What `manager.lifecycle.cluster.install` wired into `manager` (informers, controllers, elector),
-    or None before it ran or when no API-server controller is enabled."""
-    cluster: Cluster | None = manager.cluster
-    return cluster
 
 
 def manager_settings(master: str, lease_name: str, **overrides: Any) -> Settings:

@@ -105,14 +105,14 @@ async def install(manager: Manager) -> None:
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
     manager.add_shutdown_hook(client.close)
-    runtime = Cluster(manager, client)
-    manager.cluster = runtime
-    manager.context_factory = runtime.context
-    caches = CachesRunnable(runtime.factory, runtime.broadcaster, runtime.controllers)
+    cluster = Cluster(manager, client)
+    manager.cluster = cluster
+    manager.context_factory = cluster.context
+    caches = CachesRunnable(cluster.factory, cluster.broadcaster, cluster.controllers)
     manager.add_runnable(Group.CACHES, caches)
-    manager.health.add("informers", runtime.factory.readiness_check, livez=False)
+    manager.health.add("informers", cluster.factory.readiness_check, livez=False)
     if settings.leader_elect:
-        runtime.elector = LeaderElector(
+        cluster.elector = LeaderElector(
             client,
             settings.leader_elect_resource_name,
             settings.leader_elect_resource_namespace,
@@ -120,11 +120,11 @@ async def install(manager: Manager) -> None:
             renew_deadline=settings.leader_elect_renew_deadline,
             retry_period=settings.leader_elect_retry_period,
         )
-        election = LeaderElectionRunnable(runtime.elector, runtime.lost_leadership)
+        election = LeaderElectionRunnable(cluster.elector, cluster.lost_leadership)
         manager.add_runnable(Group.LEADER_ELECTION, election)
-        manager.health.add("leaderElection", runtime.elector.health_check, readyz=False)
+        manager.health.add("leaderElection", cluster.elector.health_check, readyz=False)
         log.info(
             "leader election enabled",
-            identity=runtime.elector.identity,
+            identity=cluster.elector.identity,
             lease=f"{settings.leader_elect_resource_namespace}/{settings.leader_elect_resource_name}",
         )

@@ -46,7 +46,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -55,6 +55,9 @@ from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.healthz import HealthChecks
 from manager.lifecycle.server import HttpServer
 from manager.lifecycle.supervisor import ControllerGroup, Sleep, SupervisedController
+
+if TYPE_CHECKING:
+    from manager.lifecycle.cluster import Cluster
 
 log = structlog.get_logger(__name__)
 
@@ -112,7 +115,7 @@ class Manager:
         self.exit_code = 0
         self.context_factory: ContextFactory = lambda info, base: base
         # What `install` wired up (manager.lifecycle.cluster.Cluster), kept for debugging and tests.
-        self.cluster: Any = None
+        self.cluster: Cluster | None = None
         self.supervised: list[SupervisedController] = []
         self.server = HttpServer(self.health, settings.bind_address, settings.port, self.debug_controllers)
         self._install = install

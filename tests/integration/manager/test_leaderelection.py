@@ -219,9 +219,11 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
     runs = {m: asyncio.create_task(m.run(handle_signals=False)) for m in (first, second)}
 
     def elector(m: Manager) -> LeaderElector:
-        return m.cluster.elector  # type: ignore[no-any-return]
+        assert m.cluster is not None and m.cluster.elector is not None
+        return m.cluster.elector
 
     def client_id(m: Manager) -> int:
+        assert m.cluster is not None
         return id(m.cluster.client)
 
     try:

@@ -11,15 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from controllers.job import JobController
-from controllers.job.controller import JobFlags
 from kubesim import KubeSim
 from manager import EVENTS, JOBS, PODS, ApiClient
 from manager.client.rest import create_client
-from manager.config.settings import Settings
-from manager.lifecycle.cluster import install
-from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.manager import Manager
-from tests.helpers import cluster_of, wait_for
+from manager.testing import controller_of, run_manager
+from tests.helpers import wait_for
 
 NS = "default"
 
@@ -128,44 +125,13 @@ async def _watch_pods(client: ApiClient, env: Env) -> None:
             env.pods_seen.setdefault(job, set()).add(obj["metadata"]["uid"])
 
 
-def job_controller_info(cls: type[JobController] = FastJobController) -> ControllerInfo:
-    return ControllerInfo(
-        cls.name, cls.aliases, True, cls, f"job-controller = {cls.__module__}:{cls.__name__}"
-    )
-
-
 @contextlib.asynccontextmanager
 async def start_manager(
     sim: KubeSim, cls: type[JobController] = FastJobController, **settings: Any
 ) -> AsyncIterator[tuple[Manager, JobController]]:
-    options: dict[str, Any] = {
-        "master": sim.url,
-        "leader_elect": False,
-        "bind_address": "127.0.0.1",
-        "port": 0,
-        "kube_api_qps": 0,
-        "shutdown_grace_period": 2.0,
-    }
-    options.update(settings)
-    manager = Manager(Settings.with_flags([JobFlags])(**options), [job_controller_info(cls)], install=install)
-    task = asyncio.create_task(manager.run(handle_signals=False))
-    try:
-
-        def controller() -> JobController | None:
-            if task.done():
-                task.result()
-            cluster = cluster_of(manager)
-            for ctl in cluster.controllers if cluster is not None else ():
-                if isinstance(ctl, JobController) and ctl.informer(PODS).has_synced():
-                    return ctl
-            return None
-
-        ctl = await wait_for(controller, 10.0, message="job-controller synced")
-        yield manager, ctl
-    finally:
-        manager.request_shutdown("test done")
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 10.0)
+    """The real Manager with only `cls` (manager.testing.run_manager), and its running Job controller."""
+    async with run_manager(sim.url, cls, flags=settings) as manager:
+        yield manager, controller_of(manager, JobController)
 
 
 @contextlib.asynccontextmanager

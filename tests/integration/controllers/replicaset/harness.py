@@ -3,22 +3,18 @@ only replicaset-controller against a kubesim over HTTP, and a separate API clien
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from controllers.replicaset import ReplicaSetController
-from controllers.replicaset.controller import ReplicaSetFlags
 from kubesim import KubeSim
 from manager import EVENTS, PODS, REPLICASETS, ApiClient, NotFound
-from manager.cli.plugins import discover
 from manager.client.rest import create_client
-from manager.config.settings import Settings
-from manager.lifecycle.cluster import install
 from manager.lifecycle.manager import Manager
-from tests.helpers import cluster_of, wait_for
+from manager.testing import controller_of, run_manager
+from tests.helpers import wait_for
 
 NS = "default"
 RUN_FOREVER = {"kubesim.aiokcm.io/ready-after-seconds": "0"}
@@ -117,41 +113,13 @@ class Env:
 
 @contextlib.asynccontextmanager
 async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
-    """The real Manager (cluster wiring from manager.lifecycle.cluster) with only replicaset-controller."""
-    options: dict[str, Any] = {
-        "master": sim.url,
-        "controllers": ["replicaset"],
-        "leader_elect": False,
-        "bind_address": "127.0.0.1",
-        "port": 0,
-        "kube_api_qps": 0,
-        "shutdown_grace_period": 2.0,
-    }
-    options.update(settings)
-    infos = [info for info in discover() if info.name == "replicaset-controller"]
-    manager = Manager(Settings.with_flags([ReplicaSetFlags])(**options), infos, install=install)
-    task = asyncio.create_task(manager.run(handle_signals=False))
-    client = await create_client(master=sim.url, qps=0)
-    try:
-
-        def controller() -> ReplicaSetController | None:
-            if task.done():
-                task.result()  # surface a start-up failure
-            cluster = cluster_of(manager)
-            for ctl in cluster.controllers if cluster is not None else ():
-                if not isinstance(ctl, ReplicaSetController):
-                    continue
-                if ctl.pods.has_synced() and ctl.replicasets.has_synced():
-                    return ctl
-            return None
-
-        ctl = await wait_for(controller, 10.0, message="replicaset-controller synced")
-        yield Env(sim, client, manager, ctl)
-    finally:
-        manager.request_shutdown("test done")
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 10.0)
-        await client.close()
+    """The real Manager with only replicaset-controller (manager.testing.run_manager) and a test client."""
+    async with run_manager(sim.url, ReplicaSetController, flags=settings) as manager:
+        client = await create_client(master=sim.url, qps=0)
+        try:
+            yield Env(sim, client, manager, controller_of(manager, ReplicaSetController))
+        finally:
+            await client.close()
 
 
 async def pods_gone(env: Env, app: str, names: set[str]) -> bool:

@@ -32,7 +32,7 @@ from manager.leaderelection import LeaderElector
 from manager.lifecycle.cluster import install
 from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.manager import Manager
-from tests.helpers import LEASE, RENEW, RETRY, cluster_of, manager_settings, wait_for
+from tests.helpers import LEASE, RENEW, RETRY, manager_settings, wait_for
 
 LABEL = "app=managed"
 GAUGES = ("workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds")
@@ -68,17 +68,18 @@ def settings_for(url: str, **overrides: Any) -> Settings:
 
 
 def elector(manager: Manager) -> LeaderElector:
-    cluster = cluster_of(manager)
+    cluster = manager.cluster
     assert cluster is not None and cluster.elector is not None
     return cluster.elector
 
 
 def client_id(manager: Manager) -> int:
+    assert manager.cluster is not None
     return id(manager.cluster.client)
 
 
 def reconciled_by(manager: Manager, controller: str) -> list[float]:
-    if cluster_of(manager) is None:
+    if manager.cluster is None:
         return []
     return [t for name, who, t in RECONCILES if name == controller and who == client_id(manager)]
 
@@ -181,6 +182,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         await wait_for(lambda: started, message="a reconcile in flight")
         url = manager.server.url
         assert (await get(f"{url}/readyz"))[0] == 200
+        assert manager.cluster is not None
         session = manager.cluster.client.session
         manager.request_shutdown("test")  # what SIGTERM does
         status, body = await get(f"{url}/readyz?verbose")
@@ -219,7 +221,7 @@ async def test_lost_lease_stops_the_controllers_and_exits_1(kubesim: Any, manage
 
 async def test_leader_election_health_check_over_http(kubesim: Any, managers: Managers) -> None:
     manager = managers.start(settings_for(kubesim.url), LeaderOnly)
-    await wait_for(lambda: cluster_of(manager) is not None and elector(manager).leading, message="leading")
+    await wait_for(lambda: manager.cluster is not None and elector(manager).leading, message="leading")
     url = manager.server.url
     assert await get(f"{url}/healthz/leaderElection") == (200, "ok")
     assert (await get(f"{url}/readyz/leaderElection"))[0] == 404  # a liveness matter, not readiness
