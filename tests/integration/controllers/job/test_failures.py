@@ -13,7 +13,7 @@ from controllers.job.backoff import finish_time
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for
-from tests.integration.controllers.job.harness import NS, FastJobController, condition, running
+from tests.integration.controllers.job.harness import NS, Env, FastJobController, condition, running
 
 
 def assert_failed(job: dict[str, Any], reason: str, message: str) -> None:
@@ -25,16 +25,15 @@ def assert_failed(job: dict[str, Any], reason: str, message: str) -> None:
     assert "active" not in job["status"] and job["status"]["terminating"] == 0
 
 
-async def test_backoff_limit_exceeded(kubesim: KubeSim) -> None:
-    async with running(kubesim) as env:
-        await env.create("bl", backoffLimit=1, annotations={"kubesim.aiokcm.io/exit-code": "2"})
-        job = await env.wait_condition("bl", "Failed")
-        assert_failed(job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-        assert job["status"]["failed"] == 2 and job["status"].get("succeeded", 0) == 0
-        assert env.created("bl") == 2
-        events = await env.wait_events("bl", "BackoffLimitExceeded")
-        assert events[0]["type"] == "Warning"
-        assert events[0]["message"] == "Job has reached the specified backoff limit"
+async def test_backoff_limit_exceeded(env: Env) -> None:
+    await env.create("bl", backoffLimit=1, annotations={"kubesim.aiokcm.io/exit-code": "2"})
+    job = await env.wait_condition("bl", "Failed")
+    assert_failed(job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    assert job["status"]["failed"] == 2 and job["status"].get("succeeded", 0) == 0
+    assert env.created("bl") == 2
+    events = await env.wait_events("bl", "BackoffLimitExceeded")
+    assert events[0]["type"] == "Warning"
+    assert events[0]["message"] == "Job has reached the specified backoff limit"
 
 
 class TimedJobController(FastJobController):
@@ -75,16 +74,15 @@ async def test_recreation_backoff_doubles_and_caps(kubesim: KubeSim) -> None:
         assert backoff - 0.05 <= gap <= backoff + 1.5, (gaps, backoff)
 
 
-async def test_on_failure_restarts_count_against_backoff_limit(kubesim: KubeSim) -> None:
-    async with running(kubesim) as env:
-        await env.create(
-            "onfail", backoffLimit=2, restart_policy="OnFailure",
-            annotations={"kubesim.aiokcm.io/exit-code": "1", "kubesim.aiokcm.io/run-seconds": "0.1"},
-        )  # fmt: skip
-        job = await env.wait_condition("onfail", "Failed")
-        assert_failed(job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
-        assert env.created("onfail") == 1  # restarted in place, never replaced
-        assert job["status"]["failed"] == 1  # the running pod is counted failed when the Job fails
+async def test_on_failure_restarts_count_against_backoff_limit(env: Env) -> None:
+    await env.create(
+        "onfail", backoffLimit=2, restart_policy="OnFailure",
+        annotations={"kubesim.aiokcm.io/exit-code": "1", "kubesim.aiokcm.io/run-seconds": "0.1"},
+    )  # fmt: skip
+    job = await env.wait_condition("onfail", "Failed")
+    assert_failed(job, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    assert env.created("onfail") == 1  # restarted in place, never replaced
+    assert job["status"]["failed"] == 1  # the running pod is counted failed when the Job fails
 
 
 async def test_pod_failure_policy_fail_job(kubesim: KubeSim) -> None:
@@ -134,26 +132,25 @@ async def test_pod_failure_policy_count(kubesim: KubeSim) -> None:
         assert job["status"]["failed"] == 1 and env.created("pfp-count") == 1
 
 
-async def test_pod_replacement_policy_failed_waits_for_termination(kubesim: KubeSim) -> None:
+async def test_pod_replacement_policy_failed_waits_for_termination(env: Env) -> None:
     """podReplacementPolicy Failed: a deleted pod is shown as terminating and replaced only once Failed."""
-    async with running(kubesim) as env:
-        await env.create(
-            "prp", podReplacementPolicy="Failed",
-            annotations={"kubesim.aiokcm.io/run-seconds": "30", "kubesim.aiokcm.io/terminate-seconds": "1"},
-        )  # fmt: skip
-        pods = await wait_for(lambda: _running(env, "prp"), 5, message="running pod")
-        await env.client.delete(PODS, pods[0]["metadata"]["name"], NS)
+    await env.create(
+        "prp", podReplacementPolicy="Failed",
+        annotations={"kubesim.aiokcm.io/run-seconds": "30", "kubesim.aiokcm.io/terminate-seconds": "1"},
+    )  # fmt: skip
+    pods = await wait_for(lambda: _running(env, "prp"), 5, message="running pod")
+    await env.client.delete(PODS, pods[0]["metadata"]["name"], NS)
 
-        async def terminating_shown() -> dict[str, Any] | None:
-            job = await env.job("prp")
-            return job if job["status"].get("terminating") == 1 else None
+    async def terminating_shown() -> dict[str, Any] | None:
+        job = await env.job("prp")
+        return job if job["status"].get("terminating") == 1 else None
 
-        job = await wait_for(terminating_shown, 5, message="status.terminating 1")
-        assert "active" not in job["status"] and env.created("prp") == 1  # not replaced while terminating
-        await wait_for(lambda: env.created("prp") == 2, 5, message="replacement after the pod failed")
-        job = await wait_for(
-            lambda: _status_is(env, "prp", failed=1, active=1, terminating=0), 5, message="replaced"
-        )
+    job = await wait_for(terminating_shown, 5, message="status.terminating 1")
+    assert "active" not in job["status"] and env.created("prp") == 1  # not replaced while terminating
+    await wait_for(lambda: env.created("prp") == 2, 5, message="replacement after the pod failed")
+    job = await wait_for(
+        lambda: _status_is(env, "prp", failed=1, active=1, terminating=0), 5, message="replaced"
+    )
 
 
 async def _running(env: Any, name: str) -> list[dict[str, Any]] | None:

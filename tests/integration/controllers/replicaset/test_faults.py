@@ -14,7 +14,7 @@ from prometheus_client import REGISTRY
 from kubesim import KubeSim
 from manager import PODS, REPLICASETS
 from tests.helpers import wait_for
-from tests.integration.controllers.replicaset.harness import NS, Env, running_manager
+from tests.integration.controllers.replicaset.harness import NS, Env
 
 INJECTED = "Internal error occurred: kubesim injected an internal error"
 
@@ -111,33 +111,32 @@ async def poke(env: Env, name: str, times: int) -> None:
 
 
 @pytest.mark.slow
-async def test_lagging_watch_never_overshoots(kubesim: KubeSim) -> None:
-    async with running_manager(kubesim) as env:
-        census = PodCensus(env, "lag")
-        async with census.running():
-            await env.create_rs("lag", 0)
-            await env.wait_status("lag", replicas=0, observedGeneration=1)
-            await lag_pod_watch(env, 1.5)
-            await env.scale("lag", 5)
-            await wait_for(lambda: census.max_alive == 5, 5.0, message="5 pods on the server")
-            assert cached_pods(env, "lag") < 5, "the controller's cache must be lagging for this test"
-            await poke(env, "lag", 8)
-            kubesim.faults.clear()
-            await env.wait_status("lag", replicas=5, readyReplicas=5)
+async def test_lagging_watch_never_overshoots(kubesim: KubeSim, env: Env) -> None:
+    census = PodCensus(env, "lag")
+    async with census.running():
+        await env.create_rs("lag", 0)
+        await env.wait_status("lag", replicas=0, observedGeneration=1)
+        await lag_pod_watch(env, 1.5)
+        await env.scale("lag", 5)
+        await wait_for(lambda: census.max_alive == 5, 5.0, message="5 pods on the server")
+        assert cached_pods(env, "lag") < 5, "the controller's cache must be lagging for this test"
+        await poke(env, "lag", 8)
+        kubesim.faults.clear()
+        await env.wait_status("lag", replicas=5, readyReplicas=5)
 
-            # Scale down under the same lag: each pod is deleted once, nothing is re-created.
-            await lag_pod_watch(env, 1.5)
-            await env.scale("lag", 2)
-            await wait_for(lambda: census.last == 2, 5.0, message="2 pods on the server")
-            assert cached_pods(env, "lag") > 2, "the controller's cache must still show the deleted pods"
-            await poke(env, "lag", 8)
-            kubesim.faults.clear()
-            await env.wait_status("lag", replicas=2)
-            await census.sample()
-        assert census.max_alive == 5
-        assert len(census.names) == 5, f"duplicate creations: {sorted(census.names)}"
-        assert census.last == 2
-        assert len(await env.events("lag", "SuccessfulDelete")) >= 1
+        # Scale down under the same lag: each pod is deleted once, nothing is re-created.
+        await lag_pod_watch(env, 1.5)
+        await env.scale("lag", 2)
+        await wait_for(lambda: census.last == 2, 5.0, message="2 pods on the server")
+        assert cached_pods(env, "lag") > 2, "the controller's cache must still show the deleted pods"
+        await poke(env, "lag", 8)
+        kubesim.faults.clear()
+        await env.wait_status("lag", replicas=2)
+        await census.sample()
+    assert census.max_alive == 5
+    assert len(census.names) == 5, f"duplicate creations: {sorted(census.names)}"
+    assert census.last == 2
+    assert len(await env.events("lag", "SuccessfulDelete")) >= 1
 
 
 def reconcile_errors() -> float:
@@ -152,28 +151,29 @@ async def failure_condition(env: Env, name: str) -> dict[str, Any] | None:
     return next((c for c in conditions if c["type"] == "ReplicaFailure"), None)
 
 
-async def test_failing_creates_stop_at_the_first_batch_and_set_the_condition(kubesim: KubeSim) -> None:
-    async with running_manager(kubesim) as env:
-        errors_before = reconcile_errors()
-        rule = kubesim.faults.fail(500, verb="create", resource="pods")
-        await env.create_rs("flaky", 8)
-        condition = await wait_for(lambda: failure_condition(env, "flaky"), 10.0, message="ReplicaFailure")
-        assert condition["status"] == "True"
-        assert condition["reason"] == "FailedCreate"
-        assert condition["message"] == INJECTED
-        await wait_for(lambda: rule.injected >= 3, 10.0, message="a few failed syncs")
-        kubesim.faults.clear()
-        failed_syncs = reconcile_errors() - errors_before
-        # Slow start: each failing sync tried one pod (batch of 1), not all eight.
-        assert 1 <= rule.injected <= failed_syncs + 1
-        events = await env.events("flaky", "FailedCreate")
-        assert events and events[0]["type"] == "Warning"
-        assert events[0]["message"] == f"Error creating: {INJECTED}"
+async def test_failing_creates_stop_at_the_first_batch_and_set_the_condition(
+    kubesim: KubeSim, env: Env
+) -> None:
+    errors_before = reconcile_errors()
+    rule = kubesim.faults.fail(500, verb="create", resource="pods")
+    await env.create_rs("flaky", 8)
+    condition = await wait_for(lambda: failure_condition(env, "flaky"), 10.0, message="ReplicaFailure")
+    assert condition["status"] == "True"
+    assert condition["reason"] == "FailedCreate"
+    assert condition["message"] == INJECTED
+    await wait_for(lambda: rule.injected >= 3, 10.0, message="a few failed syncs")
+    kubesim.faults.clear()
+    failed_syncs = reconcile_errors() - errors_before
+    # Slow start: each failing sync tried one pod (batch of 1), not all eight.
+    assert 1 <= rule.injected <= failed_syncs + 1
+    events = await env.events("flaky", "FailedCreate")
+    assert events and events[0]["type"] == "Warning"
+    assert events[0]["message"] == f"Error creating: {INJECTED}"
 
-        # Creates work again: all pods come, and the next clean sync clears the condition.
-        await env.wait_status("flaky", timeout=15.0, replicas=8)
-        await wait_for(lambda: _none(failure_condition(env, "flaky")), 10.0, message="ReplicaFailure cleared")
-        assert len(await env.pods("flaky")) == 8
+    # Creates work again: all pods come, and the next clean sync clears the condition.
+    await env.wait_status("flaky", timeout=15.0, replicas=8)
+    await wait_for(lambda: _none(failure_condition(env, "flaky")), 10.0, message="ReplicaFailure cleared")
+    assert len(await env.pods("flaky")) == 8
 
 
 async def _none(value: Any) -> bool:
@@ -181,50 +181,48 @@ async def _none(value: Any) -> bool:
 
 
 @pytest.mark.slow
-async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: KubeSim) -> None:
+async def test_slow_start_batches_and_restart_after_a_failing_batch(kubesim: KubeSim, env: Env) -> None:
     """Creates are slowed so that each batch lands as one step in the pod count: 1, 3 (+2), then a
     batch of 4 in which one create fails → 6; the next sync starts again at 1 → 7, then 8."""
-    async with running_manager(kubesim) as env:
-        census = PodCensus(env, "batches")
-        # One second per create and plateaus of at least 0.45 s: the pods of one batch land within a few
-        # milliseconds; only an event-loop stall could split a batch, and plateaus() discounts those.
-        kubesim.faults.add_latency(1.0, verb="create", resource="pods")
-        seen_condition: list[dict[str, Any]] = []
-        async with census.running(interval=0.01):
-            await env.create_rs("batches", 8)
-            await wait_for(lambda: census.last == 3, 5.0, message="first two batches")
-            # The batch of 4 is now waiting in kubesim's latency: fail one of its creates.
-            kubesim.faults.fail(500, verb="create", resource="pods", count=1)
+    census = PodCensus(env, "batches")
+    # One second per create and plateaus of at least 0.45 s: the pods of one batch land within a few
+    # milliseconds; only an event-loop stall could split a batch, and plateaus() discounts those.
+    kubesim.faults.add_latency(1.0, verb="create", resource="pods")
+    seen_condition: list[dict[str, Any]] = []
+    async with census.running(interval=0.01):
+        await env.create_rs("batches", 8)
+        await wait_for(lambda: census.last == 3, 5.0, message="first two batches")
+        # The batch of 4 is now waiting in kubesim's latency: fail one of its creates.
+        kubesim.faults.fail(500, verb="create", resource="pods", count=1)
 
-            async def condition_seen() -> bool:
-                cond = await failure_condition(env, "batches")
-                if cond is not None:
-                    seen_condition.append(cond)
-                return bool(seen_condition)
+        async def condition_seen() -> bool:
+            cond = await failure_condition(env, "batches")
+            if cond is not None:
+                seen_condition.append(cond)
+            return bool(seen_condition)
 
-            await wait_for(condition_seen, 5.0, message="ReplicaFailure after the failing batch")
-            await wait_for(lambda: census.last == 8, 15.0, message="all 8 pods")
-        kubesim.faults.clear()
-        steps = list(zip(census.counts, census.samples, strict=True))
-        assert census.plateaus(min_duration=0.45) == [0, 1, 3, 6, 7, 8], f"(count, samples): {steps}"
-        assert seen_condition[0]["reason"] == "FailedCreate"
-        await wait_for(lambda: _none(failure_condition(env, "batches")), 10.0, message="condition cleared")
+        await wait_for(condition_seen, 5.0, message="ReplicaFailure after the failing batch")
+        await wait_for(lambda: census.last == 8, 15.0, message="all 8 pods")
+    kubesim.faults.clear()
+    steps = list(zip(census.counts, census.samples, strict=True))
+    assert census.plateaus(min_duration=0.45) == [0, 1, 3, 6, 7, 8], f"(count, samples): {steps}"
+    assert seen_condition[0]["reason"] == "FailedCreate"
+    await wait_for(lambda: _none(failure_condition(env, "batches")), 10.0, message="condition cleared")
 
 
-async def test_failing_deletes_report_failed_delete(kubesim: KubeSim) -> None:
-    async with running_manager(kubesim) as env:
-        await env.create_rs("sticky", 3)
-        await env.wait_status("sticky", replicas=3)
-        kubesim.faults.fail(500, verb="delete", resource="pods")
-        await env.scale("sticky", 1)
-        condition = await wait_for(lambda: failure_condition(env, "sticky"), 10.0, message="ReplicaFailure")
-        kubesim.faults.clear()  # early: every failed sync doubles the key's retry delay
-        assert condition["reason"] == "FailedDelete"
-        assert condition["message"] == f"unable to delete pods: {INJECTED}"
-        events = await env.events("sticky", "FailedDelete")
-        assert events and events[0]["type"] == "Warning"
-        assert events[0]["message"] == f"Error deleting: {INJECTED}"
+async def test_failing_deletes_report_failed_delete(kubesim: KubeSim, env: Env) -> None:
+    await env.create_rs("sticky", 3)
+    await env.wait_status("sticky", replicas=3)
+    kubesim.faults.fail(500, verb="delete", resource="pods")
+    await env.scale("sticky", 1)
+    condition = await wait_for(lambda: failure_condition(env, "sticky"), 10.0, message="ReplicaFailure")
+    kubesim.faults.clear()  # early: every failed sync doubles the key's retry delay
+    assert condition["reason"] == "FailedDelete"
+    assert condition["message"] == f"unable to delete pods: {INJECTED}"
+    events = await env.events("sticky", "FailedDelete")
+    assert events and events[0]["type"] == "Warning"
+    assert events[0]["message"] == f"Error deleting: {INJECTED}"
 
-        await env.wait_status("sticky", replicas=1)
-        await wait_for(lambda: _none(failure_condition(env, "sticky")), 10.0, message="condition cleared")
-        assert len(await env.events("sticky", "SuccessfulDelete")) >= 1
+    await env.wait_status("sticky", replicas=1)
+    await wait_for(lambda: _none(failure_condition(env, "sticky")), 10.0, message="condition cleared")
+    assert len(await env.events("sticky", "SuccessfulDelete")) >= 1
