@@ -21,14 +21,14 @@ from controllers.common.podutil import (
     labels_of,
 )
 from controllers.job import spec as js
-from controllers.job.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
 from controllers.job.conditions import is_job_finished
-from controllers.job.counting import has_tracking_finalizer
-from controllers.job.finalizers import FinalizerExpectations
 from controllers.job.handlers import JobEventHandler, PodEventHandler, selector_matches
 from controllers.job.podcontrol import PodControl
-from controllers.job.staleness import StaleWrites
+from controllers.job.policy.backoff import DEFAULT_POD_FAILURE_BACKOFF, MAX_POD_FAILURE_BACKOFF, BackoffStore
 from controllers.job.sync import sync_job
+from controllers.job.tracking.counting import has_tracking_finalizer
+from controllers.job.tracking.finalizers import FinalizerExpectations
+from controllers.job.tracking.staleness import StaleWrites
 from manager import (
     CONTROLLER_UID_INDEX,
     JOBS,

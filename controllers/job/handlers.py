@@ -13,7 +13,7 @@ from controllers.common.podutil import Selector, labels_of, parse_time
 from controllers.job import metrics as m
 from controllers.job import spec as js
 from controllers.job.conditions import is_job_finished
-from controllers.job.counting import has_tracking_finalizer, is_terminal, uid
+from controllers.job.tracking.counting import has_tracking_finalizer, is_terminal, uid
 from manager import DeletedFinalStateUnknown, controller_owner, final_object
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from controllers.common.ranking import sort_active_pods
 from controllers.common.slowstart import slow_start_batch
 from controllers.job import metrics as m
 from controllers.job import spec as js
-from controllers.job.counting import has_tracking_finalizer, is_ready, is_terminating
-from controllers.job.indexed import replacement_failure_counts
-from controllers.job.indexes import Intervals, first_pending_indexes, split_for_removal, valid_index
+from controllers.job.indexed.intervals import Intervals, first_pending_indexes, split_for_removal, valid_index
+from controllers.job.indexed.state import replacement_failure_counts
 from controllers.job.podcontrol import build_pod, is_namespace_terminating
+from controllers.job.tracking.counting import has_tracking_finalizer, is_ready, is_terminating
 from manager import NotFound
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from typing import Any
 from controllers.common.podutil import NoLabelsError, new_controller_ref, pod_from_template
 from controllers.common.slowstart import gather_settled
 from controllers.job import spec as js
-from controllers.job.backoff import INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY
-from controllers.job.finalizers import REMOVE_TRACKING_FINALIZER_PATCH
-from controllers.job.indexes import COMPLETION_INDEX_KEY, pod_generate_name
+from controllers.job.indexed.intervals import COMPLETION_INDEX_KEY, pod_generate_name
+from controllers.job.policy.backoff import INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY
+from controllers.job.tracking.finalizers import REMOVE_TRACKING_FINALIZER_PATCH
 from manager import PODS, ApiClient, ApiError, EventRecorder, NotFound
 
 Obj = dict[str, Any]

@@ -13,8 +13,12 @@ from controllers.common.podutil import parse_time
 from controllers.job import conditions as jc
 from controllers.job import metrics as m
 from controllers.job import spec as js
-from controllers.job.backoff import BackoffRecord
-from controllers.job.counting import (
+from controllers.job.indexed.intervals import Intervals
+from controllers.job.indexed.state import failed_indexes, pods_with_delayed_deletion, succeeded_indexes
+from controllers.job.manage import delete_active_pods, manage_job
+from controllers.job.policy.backoff import BackoffRecord
+from controllers.job.policy.success import match_success_policy
+from controllers.job.tracking.counting import (
     fail_job_message,
     is_active,
     is_ready,
@@ -24,11 +28,7 @@ from controllers.job.counting import (
     past_backoff_limit_on_failure,
     uncounted_sets,
 )
-from controllers.job.indexed import failed_indexes, pods_with_delayed_deletion, succeeded_indexes
-from controllers.job.indexes import Intervals
-from controllers.job.manage import delete_active_pods, manage_job
-from controllers.job.success_policy import match_success_policy
-from controllers.job.track import track_status
+from controllers.job.tracking.status import track_status
 from manager import format_time
 
 if TYPE_CHECKING:

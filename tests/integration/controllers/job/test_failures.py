@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controllers.job.backoff import finish_time
+from controllers.job.policy.backoff import finish_time
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.job.indexes import Intervals
+from controllers.job.indexed.intervals import Intervals
 from kubesim import KubeSim
 from manager import PODS
 from tests.helpers import wait_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.job.indexes import Intervals
+from controllers.job.indexed.intervals import Intervals
 
 
 def _overlap(rule: Intervals, succeeded: Intervals) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.job.staleness import SAFETY_NET_DELAY, StaleWrites
+from controllers.job.tracking.staleness import SAFETY_NET_DELAY, StaleWrites
 
 
 def make() -> tuple[StaleWrites, list[str], list[tuple[str, float]]]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.job.backoff import (
+from controllers.job.policy.backoff import (
     DEFAULT_POD_FAILURE_BACKOFF,
     INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controllers.job import spec as js
-from controllers.job.failure_policy import match_pod_failure_policy
-from controllers.job.indexes import Intervals, valid_index
+from controllers.job.indexed.intervals import Intervals, valid_index
+from controllers.job.policy.failure import match_pod_failure_policy
 
 Obj = dict[str, Any]
 MAX_UNCOUNTED_PODS = 500

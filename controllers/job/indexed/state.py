@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 from controllers.job import spec as js
-from controllers.job.backoff import finish_time, index_failure_count, index_ignored_failure_count
-from controllers.job.counting import has_tracking_finalizer, is_active, is_pod_failed, phase, uid
-from controllers.job.failure_policy import FAIL_INDEX, match_pod_failure_policy
-from controllers.job.indexes import Intervals, valid_index
+from controllers.job.indexed.intervals import Intervals, valid_index
+from controllers.job.policy.backoff import finish_time, index_failure_count, index_ignored_failure_count
+from controllers.job.policy.failure import FAIL_INDEX, match_pod_failure_policy
+from controllers.job.tracking.counting import has_tracking_finalizer, is_active, is_pod_failed, phase, uid
 
 Obj = dict[str, Any]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.job.indexes import (
+from controllers.job.indexed.intervals import (
     COMPLETION_INDEX_KEY,
     Intervals,
     completion_index,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from controllers.job import conditions as jc
 from controllers.job import metrics as m
 from controllers.job import spec as js
-from controllers.job.counting import clean_uncounted, has_tracking_finalizer, plan_tracking, uid
-from controllers.job.indexes import Intervals
+from controllers.job.indexed.intervals import Intervals
+from controllers.job.tracking.counting import clean_uncounted, has_tracking_finalizer, plan_tracking, uid
 
 if TYPE_CHECKING:
     from controllers.job.controller import JobController

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.job.conditions import SUSPENDED, ensure_condition, is_job_finished
-from controllers.job.counting import (
+from controllers.job.indexed.intervals import COMPLETION_INDEX_KEY, Intervals
+from controllers.job.indexed.state import (
+    pods_with_delayed_deletion,
+    replacement_failure_counts,
+    succeeded_indexes,
+)
+from controllers.job.spec import TRACKING_FINALIZER
+from controllers.job.tracking.counting import (
     clean_uncounted,
     is_pod_failed,
     new_finished_pods,
@@ -13,9 +20,6 @@ from controllers.job.counting import (
     plan_tracking,
     uncounted_sets,
 )
-from controllers.job.indexed import pods_with_delayed_deletion, replacement_failure_counts, succeeded_indexes
-from controllers.job.indexes import COMPLETION_INDEX_KEY, Intervals
-from controllers.job.spec import TRACKING_FINALIZER
 
 T0 = 1_800_000_000.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.job.failure_policy import COUNT, FAIL_INDEX, FAIL_JOB, IGNORE, match_pod_failure_policy
-from controllers.job.indexes import Intervals
-from controllers.job.success_policy import match_success_policy
+from controllers.job.indexed.intervals import Intervals
+from controllers.job.policy.failure import COUNT, FAIL_INDEX, FAIL_JOB, IGNORE, match_pod_failure_policy
+from controllers.job.policy.success import match_success_policy
 
 
 def failed_pod(
