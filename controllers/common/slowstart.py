@@ -20,7 +20,7 @@ class SlowStartResult:
 
 async def gather_settled(calls: Sequence[Awaitable[object]]) -> list[object]:
     """`asyncio.gather(*calls, return_exceptions=True)`, but a single call is awaited in place: wrapping it
-    in a Task buys no concurrency and costs ~12 us of event-loop round trips, and one call is the common
+    in a Task buys no concurrency and costs event-loop round trips, and one call is the common
     case (every first slow-start batch, a one-pod Job's finalizer removal). Exceptions are returned as
     results either way; CancelledError and other BaseExceptions propagate (gather's callers re-raise them)."""
     if len(calls) == 1:
