@@ -1,6 +1,6 @@
-"""Realistic pods and their wire bytes for the informer benchmarks (shape of the performance reference's
-fixture: a ReplicaSet-owned pod with probes, volumes, tolerations, a 5-condition status and two
-managedFields entries; ~5.9 KB of compact JSON with managedFields, ~3.5 KB without)."""
+"""Realistic pods and their wire bytes for the informer benchmarks (shape: a ReplicaSet-owned pod with
+probes, volumes, tolerations, a 5-condition status and two managedFields entries; ~5.9 KB of compact JSON
+with managedFields, ~3.5 KB without)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Controller-ref manager: which pods a controller owns (reference §1.15, §2.1 claimPods).
+"""Controller-ref manager: which pods a controller owns (upstream: pkg/controller/controller_ref_manager.go
+`PodControllerRefManager.ClaimPods`, `AdoptPod`, `ReleasePod`).
 
 For each pod of the candidate list (same namespace as the owner):
 - controlled by another UID → ignored;

@@ -1,4 +1,6 @@
-"""Which pods a controller deletes first (reference §1.14 and §2.3).
+"""Which pods a controller deletes first (upstream: pkg/controller/controller_utils.go `ActivePods` and
+`ActivePodsWithRanks`; pkg/controller/replicaset/replica_set.go `getPodsToDelete`,
+`getPodsRankedByRelatedPodsOnSameNode`).
 
 - `sort_active_pods(pods)`: the Job controller's order (controller.ActivePods): no deletion cost, no node
   rank, no logarithmic buckets.

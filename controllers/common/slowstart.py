@@ -1,6 +1,7 @@
-"""Slow-start batches (reference §1.3 and §2.3): run `fn` `count` times in concurrent batches of 1, 2, 4,
-…; stop after the first batch in which any call failed, so a systematic error (quota, bad template) costs a
-handful of API calls instead of `count`."""
+"""Slow-start batches (upstream: `slowStartBatch` in pkg/controller/replicaset/replica_set.go; the Job
+controller batches its creates the same way in pkg/controller/job/job_controller.go `manageJob`): run `fn`
+`count` times in concurrent batches of 1, 2, 4, …; stop after the first batch in which any call failed, so a
+systematic error (quota, bad template) costs a handful of API calls instead of `count`."""
 
 from __future__ import annotations
 
