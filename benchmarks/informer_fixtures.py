@@ -257,6 +257,15 @@ def make_pod(i: int, rv: int | None = None, with_managed_fields: bool = True) ->
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
+def store_pods(store: Any, n: int) -> None:
+    """Create the N fixture pods in a kubesim store (the server assigns resourceVersion and uid)."""
+    for i in range(n):
+        pod = make_pod(i)
+        pod["metadata"].pop("resourceVersion")
+        pod["metadata"].pop("uid")
+        store.create("pods", pod)
+
+
 def list_pages(n: int, page_size: int = 500) -> list[bytes]:
     """The bytes of a paged PodList of `n` pods, as an API server sends them."""
     pages = []

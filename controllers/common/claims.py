@@ -21,7 +21,15 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controllers.common.podutil import Obj, Selector, get_controller_of, is_terminating, labels_of, meta
+from controllers.common.podutil import (
+    Obj,
+    Selector,
+    get_controller_of,
+    is_terminating,
+    labels_of,
+    meta,
+    new_controller_ref,
+)
 
 PatchPod = Callable[[str, str, Obj], Awaitable[object]]  # (namespace, name, strategic-merge-patch body)
 GetOwner = Callable[[], Awaitable[Mapping[str, Any]]]  # uncached GET of the owner
@@ -31,20 +39,7 @@ def adopt_patch(
     owner: Mapping[str, Any], api_version: str, kind: str, pod_uid: str, finalizers: Sequence[str] = ()
 ) -> Obj:
     """Adds the controller ownerReference (and optional finalizers) to the pod with UID `pod_uid`."""
-    m = meta(owner)
-    metadata: Obj = {
-        "ownerReferences": [
-            {
-                "apiVersion": api_version,
-                "kind": kind,
-                "name": m["name"],
-                "uid": m["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
-        "uid": pod_uid,
-    }
+    metadata: Obj = {"ownerReferences": [new_controller_ref(owner, api_version, kind)], "uid": pod_uid}
     if finalizers:
         metadata["finalizers"] = list(finalizers)
     return {"metadata": metadata}
