@@ -1,6 +1,6 @@
-"""Realistic pods and their wire bytes for the informer benchmarks (shape of the performance reference's
-fixture: a ReplicaSet-owned pod with probes, volumes, tolerations, a 5-condition status and two
-managedFields entries; ~5.9 KB of compact JSON with managedFields, ~3.5 KB without)."""
+"""Realistic pods and their wire bytes for the informer benchmarks (shape: a ReplicaSet-owned pod with
+probes, volumes, tolerations, a 5-condition status and two managedFields entries; ~5.9 KB of compact JSON
+with managedFields, ~3.5 KB without)."""
 
 from __future__ import annotations
 
@@ -255,6 +255,15 @@ def make_pod(i: int, rv: int | None = None, with_managed_fields: bool = True) ->
         "startTime": "2024-05-01T10:00:01Z",
     }
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def store_pods(store: Any, n: int) -> None:
+    """Create the N fixture pods in a kubesim store (the server assigns resourceVersion and uid)."""
+    for i in range(n):
+        pod = make_pod(i)
+        pod["metadata"].pop("resourceVersion")
+        pod["metadata"].pop("uid")
+        store.create("pods", pod)
 
 
 def list_pages(n: int, page_size: int = 500) -> list[bytes]:

@@ -286,17 +286,13 @@ async def report_added(n: int, repeats: int) -> None:
 
 
 async def end_to_end(n: int) -> None:
-    from informer_fixtures import make_pod
+    from informer_fixtures import store_pods
 
     from kubesim import KubeSim
     from manager.client import create_client
 
     async with KubeSim(port=0, nodes=0, kubelet=False) as sim:
-        for i in range(n):
-            pod = make_pod(i)
-            pod["metadata"].pop("resourceVersion")
-            pod["metadata"].pop("uid")
-            sim.store.create("pods", pod)
+        store_pods(sim.store, n)
         client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
         try:
             for use_watch_list in (False, True):

@@ -66,6 +66,17 @@ def collections_log() -> list[tuple[int, float]]:
     return log
 
 
+def report_unfreeze(note: str) -> None:
+    """Unfreeze and time one full collection: the unreachable objects it finds are what the freezes kept."""
+    gc.unfreeze()
+    started = time.perf_counter()
+    found = gc.collect()
+    print(
+        f"after gc.unfreeze(): full collection {1000 * (time.perf_counter() - started):.0f} ms, "
+        f"{found:,} unreachable objects found ({note})"
+    )
+
+
 async def main() -> None:
     valued = {"--seconds", "--gc-policy", "--read-size"}
     args = sys.argv[1:]
@@ -152,30 +163,20 @@ async def main() -> None:
         f"a full gc.collect() now: {1000 * (time.perf_counter() - started):.1f} ms "
         f"(frozen objects: {gc.get_freeze_count():,})"
     )
-    gc.unfreeze()
-    started = time.perf_counter()
-    found = gc.collect()
-    print(
-        f"after gc.unfreeze(): full collection {1000 * (time.perf_counter() - started):.0f} ms, "
-        f"{found} unreachable objects found (what freezing had kept)"
-    )
+    report_unfreeze("what freezing had kept")
 
 
 async def over_http(n: int, seconds: float) -> None:
     """The same measurement end to end: kubesim (in this process, so its work counts too) serves N pods,
     the informer lists and watches them over HTTP while a writer PATCHes pods as fast as it can. Ends with
     the unfreeze + full collection that shows what the freezes kept (leaked cycles)."""
-    from informer_fixtures import make_pod
+    from informer_fixtures import store_pods
 
     from kubesim import KubeSim
     from manager.client import create_client
 
     async with KubeSim(port=0, nodes=0, kubelet=False) as sim:
-        for i in range(n):
-            pod = make_pod(i)
-            pod["metadata"].pop("resourceVersion")
-            pod["metadata"].pop("uid")
-            sim.store.create("pods", pod)
+        store_pods(sim.store, n)
         client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
         informer = SharedInformer(client, PODS)
         handled = [0]
@@ -215,13 +216,7 @@ async def over_http(n: int, seconds: float) -> None:
         await informer.stop()
         await client.close()
     gc.callbacks.clear()
-    gc.unfreeze()
-    started = time.perf_counter()
-    found = gc.collect()
-    print(
-        f"after gc.unfreeze(): full collection {1000 * (time.perf_counter() - started):.0f} ms, "
-        f"{found:,} unreachable objects found (compare with --gc-policy off: the excess is what freezes kept)"
-    )
+    report_unfreeze("compare with --gc-policy off: the excess is what freezes kept")
 
 
 if __name__ == "__main__":

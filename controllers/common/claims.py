@@ -1,4 +1,5 @@
-"""Controller-ref manager: which pods a controller owns (reference §1.15, §2.1 claimPods).
+"""Controller-ref manager: which pods a controller owns (upstream: pkg/controller/controller_ref_manager.go
+`PodControllerRefManager.ClaimPods`, `AdoptPod`, `ReleasePod`).
 
 For each pod of the candidate list (same namespace as the owner):
 - controlled by another UID → ignored;
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controllers.common.podutil import Obj, Selector, is_terminating, labels_of, meta
+from controllers.common.podutil import Obj, Selector, is_terminating, labels_of, meta, new_controller_ref
 from manager import controller_owner
 
 PatchPod = Callable[[str, str, Obj], Awaitable[object]]  # (namespace, name, strategic-merge-patch body)
@@ -31,20 +32,7 @@ def adopt_patch(
     owner: Mapping[str, Any], api_version: str, kind: str, pod_uid: str, finalizers: Sequence[str] = ()
 ) -> Obj:
     """Adds the controller ownerReference (and optional finalizers) to the pod with UID `pod_uid`."""
-    m = meta(owner)
-    metadata: Obj = {
-        "ownerReferences": [
-            {
-                "apiVersion": api_version,
-                "kind": kind,
-                "name": m["name"],
-                "uid": m["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
-        "uid": pod_uid,
-    }
+    metadata: Obj = {"ownerReferences": [new_controller_ref(owner, api_version, kind)], "uid": pod_uid}
     if finalizers:
         metadata["finalizers"] = list(finalizers)
     return {"metadata": metadata}

@@ -1,7 +1,8 @@
 """Pod predicates, controller references, pods from templates, label selectors and RFC3339 times.
 
 Everything here works on raw JSON dicts (as decoded by orjson) and never mutates its inputs.
-Behaviour follows kube-controller-manager's controller_utils / pod utils (see reference §1.3, §2.3, §2.4).
+Behaviour follows kube-controller-manager's pkg/controller/controller_utils.go (`IsPodActive`,
+`FilterActivePods`, `GetPodFromTemplate`) and pkg/api/v1/pod/util.go (`IsPodReady`, `IsPodAvailable`).
 """
 
 from __future__ import annotations

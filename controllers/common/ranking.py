@@ -1,4 +1,6 @@
-"""Which pods a controller deletes first (reference §1.14 and §2.3).
+"""Which pods a controller deletes first (upstream: pkg/controller/controller_utils.go `ActivePods` and
+`ActivePodsWithRanks`; pkg/controller/replicaset/replica_set.go `getPodsToDelete`,
+`getPodsRankedByRelatedPodsOnSameNode`).
 
 - `sort_active_pods(pods)`: the Job controller's order (controller.ActivePods): no deletion cost, no node
   rank, no logarithmic buckets.
@@ -89,8 +91,8 @@ _Static = tuple[int, int, bool, int, float | None, tuple[int, int], float | None
 
 # One pod's place in the order, flat so the comparison reads it by index: (rules 1-5 ascending: assigned,
 # phase, ready, cost, -rank), ready, ready time, its log2 bucket, (negated restarts), created, its bucket,
-# uid, the pod. A flat tuple with one comparison function costs a fraction of a NamedTuple read through
-# properties by three nested functions, and the sort compares ~n log n pairs of thousands of pods.
+# uid, the pod. A flat tuple with one comparison function is much cheaper than a NamedTuple read through
+# properties by nested functions, and the sort compares ~n log n pairs of thousands of pods.
 _Features = tuple[
     tuple[int, int, int, int, int], bool, float | None, int, tuple[int, int], float | None, int, str, Obj
 ]

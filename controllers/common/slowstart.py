@@ -1,6 +1,7 @@
-"""Slow-start batches (reference §1.3 and §2.3): run `fn` `count` times in concurrent batches of 1, 2, 4,
-…; stop after the first batch in which any call failed, so a systematic error (quota, bad template) costs a
-handful of API calls instead of `count`."""
+"""Slow-start batches (upstream: `slowStartBatch` in pkg/controller/replicaset/replica_set.go; the Job
+controller batches its creates the same way in pkg/controller/job/job_controller.go `manageJob`): run `fn`
+`count` times in concurrent batches of 1, 2, 4, …; stop after the first batch in which any call failed, so a
+systematic error (quota, bad template) costs a handful of API calls instead of `count`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class SlowStartResult:
 
 async def gather_settled(calls: Sequence[Awaitable[object]]) -> list[object]:
     """`asyncio.gather(*calls, return_exceptions=True)`, but a single call is awaited in place: wrapping it
-    in a Task buys no concurrency and costs ~12 us of event-loop round trips, and one call is the common
+    in a Task buys no concurrency and costs event-loop round trips, and one call is the common
     case (every first slow-start batch, a one-pod Job's finalizer removal). Exceptions are returned as
     results either way; CancelledError and other BaseExceptions propagate (gather's callers re-raise them)."""
     if len(calls) == 1:

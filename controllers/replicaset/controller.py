@@ -1,4 +1,5 @@
-"""The ReplicaSet controller: keep `spec.replicas` pods of the template alive (reference §2).
+"""The ReplicaSet controller: keep `spec.replicas` pods of the template alive (upstream:
+pkg/controller/replicaset/replica_set.go).
 
 One reconcile = syncReplicaSet: read the ReplicaSet and its pods from the shared caches, claim pods
 (adopt/release), create or delete pods when the expectations of the previous sync are met and the

@@ -1,5 +1,6 @@
-"""Informer event handlers of the ReplicaSet controller (reference §2.1): which keys an event wakes up, and
-which expectations it fulfils."""
+"""Informer event handlers of the ReplicaSet controller (upstream: pkg/controller/replicaset/replica_set.go
+`addPod`, `updatePod`, `deletePod`, `updateRS`): which keys an event wakes up, and which expectations it
+fulfils."""
 
 from __future__ import annotations
 

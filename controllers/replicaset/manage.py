@@ -1,5 +1,6 @@
-"""manageReplicas (reference §2.3): create missing pods in slow-start batches, or delete the surplus in
-ranking order, with expectations recorded before each write and events for each outcome."""
+"""manageReplicas (pkg/controller/replicaset/replica_set.go): create missing pods in slow-start batches, or
+delete the surplus in ranking order, with expectations recorded before each write and events for each
+outcome."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ReplicaSet status: what calculateStatus computes, when updateReplicaSetStatus writes (reference §2.4)."""
+"""ReplicaSet status: what calculateStatus computes, when updateReplicaSetStatus writes (upstream:
+pkg/controller/replicaset/replica_set_utils.go)."""
 
 from __future__ import annotations
 

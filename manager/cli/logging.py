@@ -61,8 +61,8 @@ def configure_logging(fmt: str | None = None, level: str = "info", stream: TextI
         )
         final: list[Processor] = [tracebacks, renderer]
     else:
-        # Plain tracebacks: the rich formatter renders every frame's locals, which blocked the loop for
-        # seconds when a local held a cache-sized list (measured with a 2,000-pod Job).
+        # Plain tracebacks: the rich formatter renders every frame's locals, which blocks the loop when a
+        # local holds a cache-sized list.
         renderer = structlog.dev.ConsoleRenderer(
             colors=resolve_format(None, out) == "console", exception_formatter=structlog.dev.plain_traceback
         )

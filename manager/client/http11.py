@@ -2,11 +2,11 @@
 
 Why not aiohttp here: a controller's steady state is many small requests (create a pod, update a status,
 post an Event), and aiohttp's per-request machinery (URL objects, header multidicts, payload writers,
-response streams, timer contexts) cost 220-370 us of CPU per request on the reference machine, more than
-half of the Job controller's CPU per completed pod. This pool writes each request with one
-`transport.write` and parses the answer with httptools (llhttp, the parser behind Node.js and uvicorn) in
-an `asyncio.Protocol`, which costs about half as much (benchmarks/client_requests.py). Watches and the
-other streaming reads stay on aiohttp (manager/client/transport.py), where per-request cost is irrelevant.
+response streams, timer contexts) is a large share of a controller's CPU. This pool writes each request
+with one `transport.write` and parses the answer with httptools (llhttp, the parser behind Node.js and
+uvicorn) in an `asyncio.Protocol`, which does much less per request (figures: docs/design/performance.md;
+benchmarks/client_requests.py compares the two). Watches and the other streaming reads stay on aiohttp
+(manager/client/transport.py), where per-request cost is irrelevant.
 
 Failure classes, as the retry logic in transport.py needs them: `ConnectError` (nothing reached the
 server; any verb may be retried) and `Disconnected` (the connection broke after the request was written;

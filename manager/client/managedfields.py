@@ -1,6 +1,6 @@
 """Decode a watch line without decoding its `metadata.managedFields` — for informers that drop them anyway.
 
-managedFields are ~40 % of a pod's bytes and most of its JSON containers (fieldsV1 is a tree of tiny
+managedFields are a large part of a pod's bytes and most of its JSON containers (fieldsV1 is a tree of tiny
 objects): decoding them and later freeing them is most of the cost of a watch event, and the default
 transform throws them away right after decoding. Here the array is cut out of the bytes and replaced by a
 marker before `orjson.loads`; the result is used only when it is provably what decode-then-strip gives.

@@ -2,8 +2,8 @@
 
 The two series written on every request (`rest_client_requests_total`, `rest_client_request_duration_seconds`)
 are plain counters and a FastHistogram turned into metric families at scrape time: prometheus_client's
-labelled children take a lock per observation (~2 % of a controller's CPU per request, measured with
-benchmarks/job_throughput.py). The others stay prometheus_client objects: they are off the hot path.
+labelled children take a lock per observation, a visible share of a controller's CPU per request
+(docs/design/performance.md). The others stay prometheus_client objects: they are off the hot path.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ typed errors and metrics.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, ParamSpec
 
 import aiohttp
 import orjson
@@ -26,6 +27,19 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 }
 METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+P = ParamSpec("P")
+
+
+def _decoded(raw: Callable[P, Awaitable[bytes]], doc: str) -> Callable[P, Awaitable[dict[str, Any]]]:
+    """The decoding twin of a method that returns a JSON object's bytes: the same arguments, the dict."""
+
+    async def decoded(*args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
+        obj = orjson.loads(await raw(*args, **kwargs))
+        return obj if isinstance(obj, dict) else {}
+
+    decoded.__doc__ = doc
+    return decoded
 
 
 class ApiClient(Transport):
@@ -71,36 +85,6 @@ class ApiClient(Transport):
             accept=METADATA_ACCEPT if metadata_only else JSON,
         )
 
-    async def list(
-        self,
-        gvr: GroupVersionResource,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-        limit: int | None = None,
-        continue_token: str | None = None,
-        metadata_only: bool = False,
-        timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """LIST one page: the List object (`items`, `metadata.resourceVersion`, `metadata.continue`)."""
-        raw = await self.list_raw(
-            gvr,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
-            limit=limit,
-            continue_token=continue_token,
-            metadata_only=metadata_only,
-            timeout=timeout,
-        )
-        decoded = orjson.loads(raw)
-        return decoded if isinstance(decoded, dict) else {}
-
     async def list_raw(
         self,
         gvr: GroupVersionResource,
@@ -133,6 +117,10 @@ class ApiClient(Transport):
             accept=METADATA_LIST_ACCEPT if metadata_only else JSON,
             timeout=timeout or self.list_timeout,
         )
+
+    list = _decoded(
+        list_raw, "LIST one page: the List object (`items`, `metadata.resourceVersion`, `metadata.continue`)."
+    )
 
     async def create(
         self,

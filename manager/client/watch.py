@@ -105,8 +105,8 @@ class WatchStream:
         """The complete lines of each network read as `(buffer, start, end)` spans (empty lines included).
 
         For consumers that decode a whole batch in one synchronous block (the reflector does). Lines are
-        not copied out of the read's buffer (at 6 KB a pod, copying them cost as much as a tenth of the
-        decode); only a line split across reads is joined, once, without quadratic copying. The partial line
+        not copied out of the read's buffer (a copy of every line is a measurable share of the decode);
+        only a line split across reads is joined, once, without quadratic copying. The partial line
         lives on the stream, not in the generator, so a consumer may stop iterating and call `spans()` again
         (the streaming list does, after its end bookmark) without losing bytes.
         """

@@ -1,19 +1,19 @@
 """Keep CPython's cyclic GC from walking the informer caches.
 
 A full collection visits every tracked container; with 100,000 cached pods that is millions of dicts and
-lists and took 1.4 s on the reference machine (performance reference §1.7 [C2]): a 1.4 s event-loop stall,
-repeated whenever enough new objects have been promoted to the oldest generation. Cached objects are acyclic
-JSON trees, so reference counting alone frees them when they are replaced; the cyclic GC finds nothing there.
+lists: an event-loop stall of the order of a second, repeated whenever enough new objects have been
+promoted to the oldest generation (the figures: docs/design/performance.md). Cached objects are acyclic JSON
+trees, so reference counting alone frees them when they are replaced; the cyclic GC finds nothing there.
 
 Why the young generation matters too: in steady state every watch event allocates a new object and frees
 the one it replaces, so the allocation count that triggers automatic collections barely moves, and new
 objects pile up in generation 0 unexamined — until some other allocation burst triggers a collection that
-walks all of them at once (measured: 300 ms for 5,000 replaced pods).
+walks all of them at once.
 Walking them is not cheap either: one generation-0 pass over a freshly decoded pod costs about as much as
-decoding it (measured: 40-60 us per pod with managedFields, 70 tracked containers each), so any policy that
-lets the collector look at every new cache object once halves the ingest rate.
+decoding it (a pod has dozens of tracked containers), so any policy that lets the collector look at every
+new cache object once halves the ingest rate.
 
-Policy (measured in benchmarks/loop_stall.py and benchmarks/informer_ingest.py):
+Policy (benchmarks/loop_stall.py and benchmarks/informer_ingest.py measure it):
 - each network read of a watch is ingested in one synchronous block (`ingest_batch()`): first a
   generation-0 collection, which only holds what the rest of the process allocated since the previous
   batch (small; young cyclic garbage is freed here, before it could be frozen), then the batch with

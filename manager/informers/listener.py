@@ -59,7 +59,7 @@ class HandlerRegistration:
         self.resync_period = max(_MIN_RESYNC, resync_period) if resync_period > 0 else 0.0
         self.buffer: deque[list[Any]] = deque()
         # Set while the task waits for an empty buffer to fill: a bare future, not an asyncio.Event (one
-        # wake-up per network read; Event's bookkeeping was ~2 % of the ingest profile).
+        # wake-up per network read, and an Event's bookkeeping shows in the ingest profile).
         self._waiter: asyncio.Future[None] | None = None
         self._synced = False
         self._task: asyncio.Task[None] | None = None

@@ -11,7 +11,7 @@ Transform = Callable[[Obj], Obj]
 
 
 def strip_managed_fields(obj: Obj) -> Obj:
-    """Drop `metadata.managedFields` (about 40 % of a pod's bytes, 45 % of its cached memory)."""
+    """Drop `metadata.managedFields`: a large part of a pod's bytes and of its cached memory."""
     obj["metadata"].pop("managedFields", None)
     return obj
 

@@ -7,7 +7,7 @@ reverse: controllers, then the lease is released, then informers and the event s
 closes. Losing the lease requests an immediate, non-graceful shutdown with exit code 1.
 
 The client, informers, events and leader election are imported only when a controller needs them: a
-manager running only shell controllers never loads kubernetes-asyncio (about a second of CPU at start).
+manager running only shell controllers never pays for importing kubernetes-asyncio at start.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ReplicaSet controller's informer event handlers (reference §2.1) against its real informer caches and
+"""The ReplicaSet controller's informer event handlers (upstream pkg/controller/replicaset/replica_set.go addPod, updatePod, deletePod) against its real informer caches and
 work queue, without an API server: which keys each event wakes and which expectations it fulfils."""
 
 from __future__ import annotations
