@@ -1,5 +1,6 @@
-"""The ReplicaSet controller's informer event handlers (upstream pkg/controller/replicaset/replica_set.go addPod, updatePod, deletePod) against its real informer caches and
-work queue, without an API server: which keys each event wakes and which expectations it fulfils."""
+"""The ReplicaSet controller's informer event handlers (upstream pkg/controller/replicaset/replica_set.go
+addPod, updatePod, deletePod) against its real informer caches and work queue, without an API server: which
+keys each event wakes and which expectations it fulfils."""
 
 from __future__ import annotations
 
