@@ -5,8 +5,9 @@ boolean never takes the next argument); list flags take commas and may repeat. E
 the environment (``AIOKCM_<FLAG>``) and the ``--config`` YAML file (or ``AIOKCM_CONFIG``). Bad input exits 2
 with one line naming the culprit.
 
-The manager itself (aiohttp, prometheus_client, the runtime) is imported only once the daemon is about to
-run: ``--help``, ``--version`` and bad input then answer in a fraction of a second.
+The installed controllers are loaded before the flags are read, since each declares flags of its own
+(``ControllerFlags``); the rest of the manager (the cluster wiring, kubernetes-asyncio) is imported only once
+the daemon is about to run. ``--version`` answers without loading anything.
 """
 
 from __future__ import annotations

@@ -41,7 +41,6 @@ crashing-controller = shell_controllers:CrashingController
 optional-controller = shell_controllers:OptionalController
 sleepy-controller = runtime_controllers:SleepyController
 """
-CONTROLLER_FLAG_CASES = {"zero-workers"}
 BASE_FLAGS = ["--leader-elect=false", "--bind-address", "127.0.0.1", "--port=0", "--log-format=json"]
 
 
@@ -109,12 +108,9 @@ def one_shot(
         taken.listen()
         port = taken.getsockname()[1]
         invocations = {
-            # The built-in controllers' flags need the built-in controllers installed.
-            **{
-                name: Invocation(args, installed=name in CONTROLLER_FLAG_CASES)
-                for name, (args, _) in BAD_INPUT.items()
-            },
-            "help": Invocation(("--help",), installed=True),
+            **{name: Invocation(args) for name, (args, _) in BAD_INPUT.items()},
+            "help": Invocation(("--help",), installed=True),  # the built-in controllers' flags too
+            "plugin-help": Invocation(("--help",)),  # the test plug-ins only
             "version": Invocation(("--version",), installed=True),
             "list": Invocation(("--list-controllers",), installed=True),
             "port-in-use": Invocation(
@@ -224,6 +220,15 @@ def test_help_lists_every_flag(one_shot: dict[str, Outcome]) -> None:
         assert extra in result.stdout
 
 
+def test_help_lists_the_flags_a_plugin_declares(one_shot: dict[str, Outcome]) -> None:
+    result = one_shot["plugin-help"]
+    assert result.code == 0, result.stderr
+    assert (
+        "--concurrent-sleepy-syncs int" in result.stdout and "Workers of sleepy-controller" in result.stdout
+    )
+    assert "--concurrent-job-syncs" not in result.stdout  # the built-ins are hidden here: so are their flags
+
+
 def test_version(one_shot: dict[str, Outcome]) -> None:
     from importlib.metadata import version
 
@@ -250,6 +255,7 @@ BAD_INPUT: dict[str, tuple[tuple[str, ...], str]] = {
     "bad-duration": (("--leader-elect-lease-duration=15parsecs",), '"15parsecs"'),
     "unknown-controller": (("--controllers=steady,-nope",), '"nope" is not in the list of known controllers'),
     "unreadable-config": (("--config=/nonexistent/aiokcm.yaml",), "/nonexistent/aiokcm.yaml"),
+    "bad-plugin-flag": (("--concurrent-sleepy-syncs=0",), 'invalid value "0" for --concurrent-sleepy-syncs'),
 }
 IN_PROCESS_BAD_INPUT: dict[str, tuple[tuple[str, ...], str]] = {
     "bad-duration-spaced": (("--shutdown-grace-period", "soon"), '"soon" for --shutdown-grace-period'),
@@ -449,6 +455,20 @@ async def test_sigterm_with_the_runtime_drains_reconciles_and_releases_the_lease
         assert [e["reason"] for e in recorded["items"] if e["reason"] == "Slept"] == ["Slept"]  # flushed
     finally:
         await client.close()
+
+
+async def test_a_plugin_flag_set_by_flag_or_environment_sizes_its_workers(start: Any, kubesim: Any) -> None:
+    async def workers_at(daemon: Daemon) -> int | None:
+        status, body = await get_json(f"{await daemon.url()}/debug/controllers")
+        [sleepy] = body["controllers"] if status == 200 else [{}]
+        return sleepy.get("workers") if sleepy.get("workers_started") else None
+
+    by_flag = await start("--controllers=sleepy", f"--master={kubesim.url}", "--concurrent-sleepy-syncs=3")
+    assert await wait_for(lambda: workers_at(by_flag), timeout=15, message="sleepy's workers") == 3
+    by_env = await start(
+        "--controllers=sleepy", f"--master={kubesim.url}", extra_env={"AIOKCM_CONCURRENT_SLEEPY_SYNCS": "2"}
+    )
+    assert await wait_for(lambda: workers_at(by_env), timeout=15, message="sleepy's workers") == 2
 
 
 async def _status(url: str, expected: int) -> bool:
