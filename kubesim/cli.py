@@ -55,10 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=6443, help="port to listen on; 0 picks a free one")
     parser.add_argument(
-        "--kubeconfig",
-        dest="kubeconfig_path",
-        metavar="PATH",
-        help="write a kubeconfig for this server once it serves",
+        "--kubeconfig", metavar="PATH", help="write a kubeconfig for this server once it serves"
     )
     parser.add_argument(
         "--nodes", type=_non_negative_int, default=3, help="simulated Ready nodes (default 3)"
@@ -95,9 +92,9 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
-    # Every flag but --log-level is the KubeSim argument of the same name.
-    options = {name: value for name, value in vars(args).items() if name != "log_level"}
-    async with KubeSim(**options) as sim:
+    # The other flags are the KubeSim arguments of the same name.
+    options = {name: value for name, value in vars(args).items() if name not in ("log_level", "kubeconfig")}
+    async with KubeSim(**options, kubeconfig_path=args.kubeconfig) as sim:
         tune_gc_for_a_dedicated_server()
         sys.stdout.write(f"kubesim ready at {sim.url}\n")
         sys.stdout.flush()
