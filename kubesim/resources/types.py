@@ -80,7 +80,7 @@ def _t(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
 
 
 def _workload(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
-    """A type in category "all" (`kubectl get all`): with a status subresource and a table printer of its own."""
+    """A type in category "all" (`kubectl get all`), with a status subresource and a table printer."""
     return _t(group, plural, kind, categories=("all",), status=True, printer=plural, **kw)
 
 
