@@ -12,6 +12,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
@@ -49,11 +50,9 @@ def as_clock(clock: Callable[[], float] | Clock | None) -> Clock:
     return LoopClock(clock)
 
 
+@dataclass(slots=True, eq=False)
 class _ManualTimer:
-    __slots__ = ("cancelled",)
-
-    def __init__(self) -> None:
-        self.cancelled = False
+    cancelled: bool = False
 
     def cancel(self) -> None:
         self.cancelled = True
