@@ -92,15 +92,9 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
-    async with KubeSim(
-        host=args.host,
-        port=args.port,
-        nodes=args.nodes,
-        kubelet=args.kubelet,
-        history_size=args.history_size,
-        seed=args.seed,
-        kubeconfig_path=args.kubeconfig,
-    ) as sim:
+    # The other flags are the KubeSim arguments of the same name.
+    options = {name: value for name, value in vars(args).items() if name not in ("log_level", "kubeconfig")}
+    async with KubeSim(**options, kubeconfig_path=args.kubeconfig) as sim:
         tune_gc_for_a_dedicated_server()
         sys.stdout.write(f"kubesim ready at {sim.url}\n")
         sys.stdout.flush()

@@ -30,7 +30,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
@@ -158,7 +157,5 @@ class KubeSim:
     async def __aenter__(self) -> KubeSim:
         return await self.start()
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()

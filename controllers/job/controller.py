@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -113,29 +114,20 @@ class JobController(Controller):
             "job_orphan_pod", rate_limiter=job_rate_limiter()
         )
         self._secondary = (SecondaryQueue(self.orphan_queue, self.handle_orphan_pod, workers=1),)
-        self._pod_control: PodControl | None = None
-        self._jobs: Lister | None = None
         self.stale_writes = StaleWrites(self.enqueue_key, self.enqueue_key_after)
-        self._pods: Lister | None = None
 
     # ------------------------------------------------------------------ caches and clients
-    @property
+    @cached_property
     def jobs(self) -> Lister:
-        if self._jobs is None:
-            self._jobs = self.lister(JOBS)
-        return self._jobs
+        return self.lister(JOBS)
 
-    @property
+    @cached_property
     def pods(self) -> Lister:
-        if self._pods is None:
-            self._pods = self.lister(PODS)
-        return self._pods
+        return self.lister(PODS)
 
-    @property
+    @cached_property
     def pod_control(self) -> PodControl:
-        if self._pod_control is None:
-            self._pod_control = PodControl(self.client, self.recorder)
-        return self._pod_control
+        return PodControl(self.client, self.recorder)
 
     def setup(self) -> None:
         super().setup()

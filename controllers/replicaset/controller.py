@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -99,8 +100,6 @@ class ReplicaSetController(Controller):
         self._selectors: dict[str, tuple[Any, Selector | None]] = {}
         self.pod_facts = PodFactsCache()
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
-        self._pods: SharedInformer | None = None
-        self._replicasets: SharedInformer | None = None
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
@@ -108,18 +107,14 @@ class ReplicaSetController(Controller):
         ensure_indexer(self.pods.indexer, CONTROLLER_UID_INDEX, controller_uid_index)
         ensure_indexer(self.replicasets.indexer, CONTROLLER_UID_INDEX, controller_uid_index)
 
-    @property
+    @cached_property
     def pods(self) -> SharedInformer:
         """The shared pod informer (looked up once: handlers ask for it on every event)."""
-        if self._pods is None:
-            self._pods = self.informer(PODS)
-        return self._pods
+        return self.informer(PODS)
 
-    @property
+    @cached_property
     def replicasets(self) -> SharedInformer:
-        if self._replicasets is None:
-            self._replicasets = self.informer(REPLICASETS)
-        return self._replicasets
+        return self.informer(REPLICASETS)
 
     def selector_of(self, rs: Mapping[str, Any]) -> Selector | None:
         """The compiled spec.selector (immutable in apps/v1, cached per UID); None when invalid."""

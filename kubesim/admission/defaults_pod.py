@@ -105,21 +105,11 @@ def pod_spec_defaults(spec: JSON) -> None:
 
 
 _QUANTITY_SUFFIXES: tuple[tuple[str, int | Decimal], ...] = (
-    ("Ki", 2**10),
-    ("Mi", 2**20),
-    ("Gi", 2**30),
-    ("Ti", 2**40),
-    ("Pi", 2**50),
-    ("Ei", 2**60),
+    *((f"{prefix}i", 1024**power) for power, prefix in enumerate("KMGTPE", 1)),  # Ki = 2**10 ... Ei = 2**60
     ("n", Decimal("1e-9")),
     ("u", Decimal("1e-6")),
     ("m", Decimal("1e-3")),
-    ("k", 10**3),
-    ("M", 10**6),
-    ("G", 10**9),
-    ("T", 10**12),
-    ("P", 10**15),
-    ("E", 10**18),
+    *((prefix, 1000**power) for power, prefix in enumerate("kMGTPE", 1)),  # k = 10**3 ... E = 10**18
 )
 
 

@@ -12,6 +12,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 
@@ -49,11 +50,14 @@ def as_clock(clock: Callable[[], float] | Clock | None) -> Clock:
     return LoopClock(clock)
 
 
+@dataclass(order=True, slots=True)
 class _ManualTimer:
-    __slots__ = ("cancelled",)
+    """A scheduled callback; timers order by deadline, then by when they were scheduled."""
 
-    def __init__(self) -> None:
-        self.cancelled = False
+    when: float
+    seq: int
+    callback: Callable[[], None] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -64,27 +68,27 @@ class ManualClock:
 
     def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
         self._now = start
-        self._heap: list[tuple[float, int, _ManualTimer, Callable[[], None]]] = []
+        self._heap: list[_ManualTimer] = []
         self._seq = itertools.count()
 
     def __call__(self) -> float:
         return self._now
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
-        timer = _ManualTimer()
-        heapq.heappush(self._heap, (self._now + max(0.0, delay), next(self._seq), timer, callback))
+        timer = _ManualTimer(self._now + max(0.0, delay), next(self._seq), callback)
+        heapq.heappush(self._heap, timer)
         return timer
 
     @property
     def pending(self) -> int:
-        return sum(1 for entry in self._heap if not entry[2].cancelled)
+        return sum(1 for timer in self._heap if not timer.cancelled)
 
     def advance(self, seconds: float) -> None:
         """Move time forward, firing every timer that falls due (including ones scheduled on the way)."""
         target = self._now + seconds
-        while self._heap and self._heap[0][0] <= target:
-            when, _, timer, callback = heapq.heappop(self._heap)
-            self._now = max(self._now, when)
+        while self._heap and self._heap[0].when <= target:
+            timer = heapq.heappop(self._heap)
+            self._now = max(self._now, timer.when)
             if not timer.cancelled:
-                callback()
+                timer.callback()
         self._now = target

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.kubelet.clock import Clock, Timer, as_clock
@@ -44,35 +45,21 @@ TERMINAL = ("Succeeded", "Failed")
 BATCH = 200  # keys reconciled between two yields to the loop, so the API stays responsive under bursts
 
 
+@dataclass(slots=True, eq=False)
 class _PodState:
     """What the kubelet remembers about one pod (one uid) between events."""
 
-    __slots__ = (
-        "behaviour",
-        "deadline_due",
-        "finish_due",
-        "killed",
-        "ready_due",
-        "removed",
-        "started",
-        "terminate_due",
-        "terminating",
-        "timers",
-        "uid",
-    )
-
-    def __init__(self, uid: str, behaviour: PodBehaviour) -> None:
-        self.uid = uid
-        self.behaviour = behaviour
-        self.started = False
-        self.ready_due = False
-        self.finish_due = False
-        self.deadline_due = False
-        self.terminating = False
-        self.terminate_due = False
-        self.killed = False
-        self.removed = False
-        self.timers: list[Timer] = []
+    uid: str
+    behaviour: PodBehaviour
+    started: bool = False
+    ready_due: bool = False
+    finish_due: bool = False
+    deadline_due: bool = False
+    terminating: bool = False
+    terminate_due: bool = False
+    killed: bool = False
+    removed: bool = False
+    timers: list[Timer] = field(default_factory=list)
 
     def cancel_timers(self) -> None:
         for timer in self.timers:

@@ -79,6 +79,17 @@ def _t(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
     return ResourceType(group=group, version="v1", plural=plural, kind=kind, **kw)
 
 
+def _workload(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
+    """A type in category "all" (`kubectl get all`), with a status subresource and a table printer."""
+    return _t(group, plural, kind, categories=("all",), status=True, printer=plural, **kw)
+
+
+def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> ResourceType:
+    """An access or identity review: create-only and never stored. RBAC is stored, not enforced, so every
+    access review is allowed."""
+    return _t(group, plural, kind, namespaced=namespaced, verbs=("create",), review=True)
+
+
 _POD_FIELDS = tuple(
     (f, f)
     for f in (
@@ -119,17 +130,14 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
         field_selectors=(("status.phase", "status.phase"),),
         printer="namespaces",
     ),
-    _t(
+    _workload(
         "",
         "pods",
         "Pod",
         short_names=("po",),
-        categories=("all",),
-        status=True,
         generation=GEN_CREATE,
         field_selectors=_POD_FIELDS,
         return_deleted=True,
-        printer="pods",
     ),
     _t(
         "",
@@ -153,61 +161,33 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ),
     _t("", "configmaps", "ConfigMap", short_names=("cm",), printer="configmaps"),
     _t("", "secrets", "Secret", field_selectors=(("type", "type"),), printer="secrets"),
-    _t(
-        "",
-        "services",
-        "Service",
-        short_names=("svc",),
-        categories=("all",),
-        status=True,
-        name_rule="label",
-        return_deleted=True,
-        printer="services",
-    ),
+    _workload("", "services", "Service", short_names=("svc",), name_rule="label", return_deleted=True),
     _t("", "serviceaccounts", "ServiceAccount", short_names=("sa",), return_deleted=True),
     _t("coordination.k8s.io", "leases", "Lease", printer="leases"),
-    _t(
+    _workload(
         "batch",
         "jobs",
         "Job",
-        categories=("all",),
-        status=True,
         generation=GEN_SPEC,
         field_selectors=(("status.successful", "status.succeeded"),),
-        printer="jobs",
     ),
-    _t(
-        "batch",
-        "cronjobs",
-        "CronJob",
-        short_names=("cj",),
-        categories=("all",),
-        status=True,
-        generation=GEN_SPEC,
-        printer="cronjobs",
-    ),
-    _t(
+    _workload("batch", "cronjobs", "CronJob", short_names=("cj",), generation=GEN_SPEC),
+    _workload(
         "apps",
         "replicasets",
         "ReplicaSet",
         short_names=("rs",),
-        categories=("all",),
-        status=True,
         scale=ScaleSpec(),
         generation=GEN_SPEC,
         field_selectors=(("status.replicas", "status.replicas"),),
-        printer="replicasets",
     ),
-    _t(
+    _workload(
         "apps",
         "deployments",
         "Deployment",
         short_names=("deploy",),
-        categories=("all",),
-        status=True,
         scale=ScaleSpec(),
         generation=GEN_SPEC_ANNOTATIONS,
-        printer="deployments",
     ),
     _t(
         "apiextensions.k8s.io",
@@ -223,54 +203,12 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
     _t("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", namespaced=False),
     _t("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
-    # Reviews: RBAC is stored, not enforced, so every access review is allowed.
-    _t(
-        "authorization.k8s.io",
-        "selfsubjectaccessreviews",
-        "SelfSubjectAccessReview",
-        namespaced=False,
-        verbs=("create",),
-        review=True,
-    ),
-    _t(
-        "authorization.k8s.io",
-        "subjectaccessreviews",
-        "SubjectAccessReview",
-        namespaced=False,
-        verbs=("create",),
-        review=True,
-    ),
-    _t(
-        "authorization.k8s.io",
-        "selfsubjectrulesreviews",
-        "SelfSubjectRulesReview",
-        namespaced=False,
-        verbs=("create",),
-        review=True,
-    ),
-    _t(
-        "authorization.k8s.io",
-        "localsubjectaccessreviews",
-        "LocalSubjectAccessReview",
-        verbs=("create",),
-        review=True,
-    ),
-    _t(
-        "authentication.k8s.io",
-        "selfsubjectreviews",
-        "SelfSubjectReview",
-        namespaced=False,
-        verbs=("create",),
-        review=True,
-    ),
-    _t(
-        "authentication.k8s.io",
-        "tokenreviews",
-        "TokenReview",
-        namespaced=False,
-        verbs=("create",),
-        review=True,
-    ),
+    _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+    _review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview"),
+    _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
+    _review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", namespaced=True),
+    _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
+    _review("authentication.k8s.io", "tokenreviews", "TokenReview"),
 )
 
 # GroupVersions served, in the order discovery lists them (preferred first within a group).

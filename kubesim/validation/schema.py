@@ -43,6 +43,22 @@ def _invalid(field: str, value: Any, detail: str, reason: str = "FieldValueInval
     return {"reason": reason, "message": f"Invalid value: {go_repr(value)}: {detail}", "field": field}
 
 
+def _too_long(field: str, longest: int) -> JSON:
+    return {
+        "reason": "FieldValueTooLong",
+        "field": field,
+        "message": f"Too long: may not be longer than {longest}",
+    }
+
+
+def _too_many(field: str, count: int, most: int) -> JSON:
+    return {
+        "reason": "FieldValueTooMany",
+        "field": field,
+        "message": f"Too many: {count}: must have at most {most} items",
+    }
+
+
 def _number(value: float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
@@ -132,18 +148,10 @@ def _bounds(value: float, node: JSON, path: str) -> Causes:
 
 def _string(value: str, node: JSON, path: str) -> Causes:
     causes: Causes = []
-    if node.get("minLength") is not None and len(value) < node["minLength"]:
-        causes.append(
-            _invalid(path, value, f"{path} in body should be at least {node['minLength']} chars long")
-        )
-    if node.get("maxLength") is not None and len(value) > node["maxLength"]:
-        causes.append(
-            {
-                "reason": "FieldValueTooLong",
-                "field": path,
-                "message": f"Too long: may not be longer than {node['maxLength']}",
-            }
-        )
+    if (shortest := node.get("minLength")) is not None and len(value) < shortest:
+        causes.append(_invalid(path, value, f"{path} in body should be at least {shortest} chars long"))
+    if (longest := node.get("maxLength")) is not None and len(value) > longest:
+        causes.append(_too_long(path, longest))
     pattern = node.get("pattern")
     if pattern is not None:
         try:
@@ -157,18 +165,10 @@ def _string(value: str, node: JSON, path: str) -> Causes:
 
 def _array(value: list[Any], node: JSON, path: str) -> Causes:
     causes: Causes = []
-    if node.get("minItems") is not None and len(value) < node["minItems"]:
-        causes.append(
-            _invalid(path, len(value), f"{path} in body should have at least {node['minItems']} items")
-        )
-    if node.get("maxItems") is not None and len(value) > node["maxItems"]:
-        causes.append(
-            {
-                "reason": "FieldValueTooMany",
-                "field": path,
-                "message": f"Too many: {len(value)}: must have at most {node['maxItems']} items",
-            }
-        )
+    if (fewest := node.get("minItems")) is not None and len(value) < fewest:
+        causes.append(_invalid(path, len(value), f"{path} in body should have at least {fewest} items"))
+    if (most := node.get("maxItems")) is not None and len(value) > most:
+        causes.append(_too_many(path, len(value), most))
     element = node.get("items")
     if isinstance(element, dict):
         for i, item in enumerate(value):
@@ -181,20 +181,10 @@ def _object(value: JSON, node: JSON, path: str) -> Causes:
     for key in node.get("required") or []:
         if key not in value:
             causes.append(required(f"{path}.{key}"))
-    if node.get("minProperties") is not None and len(value) < node["minProperties"]:
-        causes.append(
-            _invalid(
-                path, len(value), f"{path} in body should have at least {node['minProperties']} properties"
-            )
-        )
-    if node.get("maxProperties") is not None and len(value) > node["maxProperties"]:
-        causes.append(
-            {
-                "reason": "FieldValueTooMany",
-                "field": path,
-                "message": f"Too many: {len(value)}: must have at most {node['maxProperties']} items",
-            }
-        )
+    if (fewest := node.get("minProperties")) is not None and len(value) < fewest:
+        causes.append(_invalid(path, len(value), f"{path} in body should have at least {fewest} properties"))
+    if (most := node.get("maxProperties")) is not None and len(value) > most:
+        causes.append(_too_many(path, len(value), most))
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
     for key, item in value.items():

@@ -8,7 +8,6 @@ only frames, decodes and closes.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import TracebackType
 from typing import Any
 
 import aiohttp
@@ -81,9 +80,7 @@ class WatchStream:
     async def __aenter__(self) -> WatchStream:
         return await self.open()
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Unpack
 
 import structlog
 
@@ -37,7 +37,7 @@ from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
     from manager.events import EventRecorder
-    from manager.informers import HandlerRegistration, InformerFactory, Lister, SharedInformer
+    from manager.informers import HandlerRegistration, InformerFactory, Lister, Selectors, SharedInformer
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +173,7 @@ class Controller:
         return int(getattr(self.ctx.settings, self.concurrency))
 
     def informer(
-        self,
-        resource: GroupVersionResource[ObjT],
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        metadata_only: bool = False,
+        self, resource: GroupVersionResource[ObjT], **selectors: Unpack[Selectors]
     ) -> SharedInformer[ObjT]:
         """The shared informer for `resource` (the same one every controller asking alike gets).
 
@@ -187,38 +181,16 @@ class Controller:
         """
         if self.ctx.informers is None:
             raise RuntimeError("this ControllerContext has no informer factory")
-        if not (namespace or label_selector or field_selector or metadata_only):
+        if not any(selectors.values()):
             declared = next((w for w in self.declare_watches() if w.resource == resource), None)
             if declared is not None:
-                namespace, label_selector = declared.namespace, declared.label_selector
-                field_selector, metadata_only = declared.field_selector, declared.metadata_only
-        return self.ctx.informers.informer(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            metadata_only=metadata_only,
-        )
+                selectors = declared.selectors()
+        return self.ctx.informers.informer(resource, **selectors)
 
-    def lister(
-        self,
-        resource: GroupVersionResource[ObjT],
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        metadata_only: bool = False,
-    ) -> Lister[ObjT]:
+    def lister(self, resource: GroupVersionResource[ObjT], **selectors: Unpack[Selectors]) -> Lister[ObjT]:
         """The informer's cache, read as the resource's object type:
         `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`, `.by_namespace(...)`."""
-        informer = self.informer(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            metadata_only=metadata_only,
-        )
-        return informer.lister
+        return self.informer(resource, **selectors).lister
 
     @property
     def recorder(self) -> EventRecorder:
@@ -249,13 +221,7 @@ class Controller:
         if self._registered:
             return
         for watch in self.declare_watches():
-            informer = self.informer(
-                watch.resource,
-                namespace=watch.namespace,
-                label_selector=watch.label_selector,
-                field_selector=watch.field_selector,
-                metadata_only=watch.metadata_only,
-            )
+            informer = self.informer(watch.resource, **watch.selectors())
             handler = watch.event_handler(self, self.queue.add)
             self._registrations.append(informer.add_event_handler(handler, inline=watch.inline))
             self._watched.append(watch)

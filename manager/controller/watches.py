@@ -18,6 +18,7 @@ from manager.informers import EventHandler
 
 if TYPE_CHECKING:
     from manager.controller.base import Controller
+    from manager.informers import Selectors
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,15 @@ class Watch:
     field_selector: str | None = field(default=None, kw_only=True)
     metadata_only: bool = field(default=False, kw_only=True)
     inline: bool = field(default=False, kw_only=True)
+
+    def selectors(self) -> Selectors:
+        """The informer this declaration is served by, less its resource."""
+        return {
+            "namespace": self.namespace,
+            "label_selector": self.label_selector,
+            "field_selector": self.field_selector,
+            "metadata_only": self.metadata_only,
+        }
 
     def event_handler(self, controller: Controller, enqueue: Enqueue) -> EventHandler:
         """The informer handler that feeds `controller`'s queue through `enqueue`."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from manager.apimachinery.metatime import format_time
@@ -62,7 +62,7 @@ def spam_key(event: Event) -> tuple[str, ...]:
 
 
 class _LRU(OrderedDict[tuple[str, ...], Any]):
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
         super().__init__()
         self.size = size
 
@@ -96,26 +96,18 @@ class Correlation:
     skip: bool = False
 
 
+@dataclass(kw_only=True, eq=False)
 class EventCorrelator:
     """client-go's EventCorrelator on plain dicts; pure logic with an injectable wall clock."""
 
-    def __init__(
-        self,
-        *,
-        clock: Callable[[], float],
-        spam_burst: int = SPAM_BURST,
-        spam_qps: float = SPAM_QPS,
-        max_events: int = AGGREGATE_MAX_EVENTS,
-        max_interval: float = AGGREGATE_INTERVAL,
-    ) -> None:
-        self.clock = clock
-        self.spam_burst = spam_burst
-        self.spam_qps = spam_qps
-        self.max_events = max_events
-        self.max_interval = max_interval
-        self._aggregates = _LRU(MAX_LRU_ENTRIES)  # aggregate key -> (set of messages, last seen)
-        self._observed = _LRU(MAX_LRU_ENTRIES)  # event key -> _Observed
-        self._spam = _LRU(MAX_LRU_ENTRIES)  # spam key -> [tokens, last refill]
+    clock: Callable[[], float]
+    spam_burst: int = SPAM_BURST
+    spam_qps: float = SPAM_QPS
+    max_events: int = AGGREGATE_MAX_EVENTS
+    max_interval: float = AGGREGATE_INTERVAL
+    _aggregates: _LRU = field(init=False, repr=False, default_factory=_LRU)  # key -> (messages, last seen)
+    _observed: _LRU = field(init=False, repr=False, default_factory=_LRU)  # event key -> _Observed
+    _spam: _LRU = field(init=False, repr=False, default_factory=_LRU)  # spam key -> [tokens, last refill]
 
     def correlate(self, event: Event) -> Correlation:
         # The three keys share their fields: the aggregate key is built once and the others derived from

@@ -9,7 +9,7 @@ from manager.informers.handlers import (
     EventHandlerFuncs,
     final_object,
 )
-from manager.informers.informer import SharedInformer
+from manager.informers.informer import Selectors, SharedInformer
 from manager.informers.listener import HandlerRegistration
 from manager.informers.lister import Lister
 from manager.informers.reflector import Reflector
@@ -36,6 +36,7 @@ __all__ = [
     "InformerFactory",
     "Lister",
     "Reflector",
+    "Selectors",
     "SharedInformer",
     "Transform",
     "chain",

@@ -4,12 +4,12 @@ process."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.client.rest import ApiClient
 from manager.informers.backoff import Backoff
-from manager.informers.informer import SharedInformer, informer_name
+from manager.informers.informer import Selectors, SharedInformer, informer_name
 from manager.informers.transform import Transform, chain, project_metadata
 
 InformerKey = tuple[GroupVersionResource, str | None, str | None, str | None, bool, Transform | None]
@@ -33,21 +33,20 @@ class InformerFactory:
     def informer(
         self,
         gvr: GroupVersionResource[ObjT],
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        metadata_only: bool = False,
+        *,
         transform: Transform | None = None,
+        **selectors: Unpack[Selectors],
     ) -> SharedInformer[ObjT]:
         """The shared informer for these arguments. `transform` (compared by identity: pass the same function
         to share) replaces the factory's transform, i.e. the default managedFields stripping — compose with
         `chain(strip_managed_fields, yours)` to keep it; metadata-only informers project first, then run it.
         """
+        metadata_only = selectors.get("metadata_only", False)
         key: InformerKey = (
             gvr,
-            namespace or None,
-            label_selector or None,
-            field_selector or None,
+            selectors.get("namespace") or None,
+            selectors.get("label_selector") or None,
+            selectors.get("field_selector") or None,
             metadata_only,
             transform,
         )

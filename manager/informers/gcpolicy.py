@@ -59,18 +59,15 @@ class GcFreezePolicy:
     @contextmanager
     def ingest_batch(self) -> Iterator[None]:
         """Collect generation 0, run the block with collections off, then freeze (see the docstring)."""
-        if not self.enabled or not gc.isenabled():
-            yield
-            return
-        if gc.get_count()[0]:
-            gc.collect(0)
-        gc.disable()
+        began = self.enabled and gc.isenabled()
+        if began:
+            if gc.get_count()[0]:
+                gc.collect(0)
+            gc.disable()
         try:
             yield
         finally:
-            gc.freeze()
-            self.pending = 0
-            gc.enable()
+            self.end_batch(began)
 
     def begin_batch(self) -> bool:
         """`ingest_batch()` without a context manager, for the per-read hot path: collect generation 0 and

@@ -12,11 +12,11 @@ import asyncio
 import time
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, cast
+from typing import Any, Generic, TypedDict, cast
 
 import structlog
 
-from manager.apimachinery.objects import object_key
+from manager.apimachinery.objects import Obj, object_key
 from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.client.rest import ApiClient
 from manager.informers import metrics
@@ -39,8 +39,16 @@ from manager.informers.transform import (
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 _REPLACE_CHUNK = 1000  # objects applied between two yields to the loop during a list
+
+
+class Selectors(TypedDict, total=False):
+    """What narrows an informer: with its resource, what makes it one informer and not another."""
+
+    namespace: str | None
+    label_selector: str | None
+    field_selector: str | None
+    metadata_only: bool
 
 
 class SharedInformer(Generic[ObjT]):

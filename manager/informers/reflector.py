@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import aiohttp
 import structlog
 
+from manager.apimachinery.objects import Obj
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
 from manager.client.managedfields import decode_watch_span_stripped
@@ -44,7 +45,6 @@ from manager.informers.watchlist import (
 
 log = structlog.get_logger(__name__)
 
-Obj = dict[str, Any]
 MIN_WATCH_TIMEOUT = 300
 CONNECTION_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
 

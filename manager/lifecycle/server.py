@@ -42,10 +42,8 @@ class HttpServer:
         debug_controllers: Callable[[], Mapping[str, Any]] = dict,
     ) -> None:
         self.health = health
-        self.bind_address = bind_address
-        self.requested_port = port
-        self.host = bind_address
-        self.port = port
+        self.bind_address, self.requested_port = bind_address, port
+        self.host, self.port = bind_address, port  # the bound address once started
         self._debug_controllers = debug_controllers
         self._app = web.Application()
         self._runner: web.AppRunner | None = None

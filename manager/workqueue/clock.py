@@ -12,6 +12,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -54,11 +55,9 @@ class LoopClock:
         return self._get_loop().call_at(when, callback)
 
 
+@dataclass(slots=True, eq=False)
 class _FakeTimer:
-    __slots__ = ("cancelled",)
-
-    def __init__(self) -> None:
-        self.cancelled = False
+    cancelled: bool = False
 
     def cancel(self) -> None:
         self.cancelled = True

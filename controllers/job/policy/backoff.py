@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from controllers.common.podutil import parse_time
@@ -103,19 +103,14 @@ def index_ignored_failure_count(pod: Mapping[str, Any]) -> int:
     return _annotation_int(pod, INDEX_IGNORED_FAILURE_COUNT_KEY)
 
 
+@dataclass(eq=False)
 class BackoffStore:
     """Per-Job backoff records; lost on restart exactly like upstream's in-memory store."""
 
-    def __init__(
-        self,
-        clock: Callable[[], float] = time.time,
-        base: float = DEFAULT_POD_FAILURE_BACKOFF,
-        cap: float = MAX_POD_FAILURE_BACKOFF,
-    ) -> None:
-        self.clock = clock
-        self.base = base
-        self.cap = cap
-        self._records: dict[str, BackoffRecord] = {}
+    clock: Callable[[], float] = time.time
+    base: float = DEFAULT_POD_FAILURE_BACKOFF
+    cap: float = MAX_POD_FAILURE_BACKOFF
+    _records: dict[str, BackoffRecord] = field(init=False, repr=False, default_factory=dict)
 
     def get(self, key: str) -> BackoffRecord:
         return self._records.get(key) or BackoffRecord(key)
