@@ -8,10 +8,12 @@ Behaviour follows kube-controller-manager's pkg/controller/controller_utils.go (
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
+
+from manager import Indexer
 
 Obj = dict[str, Any]
 
@@ -275,7 +277,7 @@ def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return labels
 
 
-def ensure_indexer(indexer: Any, name: str, func: Any) -> None:
+def ensure_indexer(indexer: Indexer, name: str, func: Callable[[Obj], list[str]]) -> None:
     """Add the named index to a shared informer's indexer unless the very same function is already there
     (several controllers may ask for the same index on a shared informer; a clash of names is a bug)."""
     existing = indexer.get_indexers().get(name)

@@ -85,7 +85,7 @@ class ControllerContext:
     informers: InformerFactory | None = None
     events: Callable[[str], EventRecorder] | None = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
-    # Called with each controller once constructed (the runtime uses it to register handlers before the
+    # Called with each controller once constructed (the cluster wiring uses it to register handlers before the
     # informers start).
     on_created: Callable[[Controller], None] | None = None
 

@@ -27,8 +27,8 @@ optional ``setup()`` (register informer handlers so they see the initial list). 
 so ``run()`` can return once in-flight work is done. A class with ``need_leader_election = False`` starts
 right after the caches (also on standby replicas) instead of after the lease is acquired.
 
-``manager.controllers`` (the enabled ControllerInfo list) is known by then, so the runtime can skip building
-an API client when no controller needs one: the shell itself never talks to an API server.
+``manager.controllers`` (the enabled ControllerInfo list) is known by then, so the cluster wiring can skip
+building an API client when no controller needs one: the shell itself never talks to an API server.
 
 Shutdown: the first SIGTERM/SIGINT turns readiness false (the ``shutdown`` readyz check), sets ``stopping``
 (controllers stop taking new work and finish what is in flight), waits up to ``--shutdown-grace-period`` for
@@ -78,7 +78,7 @@ class Runnable(Protocol):
 
 @dataclass
 class BaseContext:
-    """What every controller receives at least; the runtime's ControllerContext extends it."""
+    """What every controller receives at least; the cluster wiring's ControllerContext extends it."""
 
     settings: Settings
     health: HealthChecks
@@ -92,11 +92,11 @@ Installer = Callable[["Manager"], Awaitable[None] | None]
 
 
 class StartupError(RuntimeError):
-    """A controller could not be constructed or the runtime could not be installed."""
+    """A controller could not be constructed or the cluster wiring could not be installed."""
 
 
 class Manager:
-    """Owns the server, the runtime's runnables and the supervised controllers of one process."""
+    """Owns the server, the cluster wiring's runnables and the supervised controllers of one process."""
 
     def __init__(
         self,
@@ -201,7 +201,7 @@ class Manager:
         return self.exit_code
 
     async def _start(self) -> None:
-        await self._install_runtime()
+        await self._install_cluster()
         self._build_controllers()
         if self.settings.leader_elect and not self._groups[Group.LEADER_ELECTION]:
             log.warning("--leader-elect is on but no leader election is installed; controllers run unguarded")
@@ -218,7 +218,7 @@ class Manager:
                 )
         log.info("manager started")
 
-    async def _install_runtime(self) -> None:
+    async def _install_cluster(self) -> None:
         if self._install is None:
             log.debug("no cluster wiring installed: controllers get a minimal context")
             return

@@ -3,8 +3,8 @@
 Routes: ``/healthz``, ``/livez``, ``/readyz`` (``?verbose``, repeatable ``?exclude=name``),
 ``/<endpoint>/<check>`` for one check (its reason is shown there, as Kubernetes does), ``/metrics``
 (prometheus_client's default REGISTRY, with the process, platform and GC collectors) and
-``/debug/controllers`` (JSON). Anything else is 404. Extra routes (e.g. the runtime's own debug pages) may be
-added with :meth:`HttpServer.add_get` before :meth:`HttpServer.start`.
+``/debug/controllers`` (JSON). Anything else is 404. Extra routes (e.g. the cluster wiring's own debug pages)
+may be added with :meth:`HttpServer.add_get` before :meth:`HttpServer.start`.
 """
 
 from __future__ import annotations
