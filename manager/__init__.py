@@ -33,6 +33,11 @@ if TYPE_CHECKING:
         REPLICASETS,
         GroupVersionResource,
     )
+    from manager.client.discovery import (
+        ApiResource,
+        Discovery,
+        discover_resources,
+    )
     from manager.client.errors import (
         AlreadyExists,
         ApiError,
@@ -118,6 +123,9 @@ _EXPORTS: dict[str, str] = {
     "PODS": "manager.apimachinery.resources",
     "REPLICASETS": "manager.apimachinery.resources",
     "GroupVersionResource": "manager.apimachinery.resources",
+    "ApiResource": "manager.client.discovery",
+    "Discovery": "manager.client.discovery",
+    "discover_resources": "manager.client.discovery",
     "AlreadyExists": "manager.client.errors",
     "ApiError": "manager.client.errors",
     "BadRequest": "manager.client.errors",
@@ -185,6 +193,7 @@ __all__ = [
     "AlreadyExists",
     "ApiClient",
     "ApiError",
+    "ApiResource",
     "BadRequest",
     "BucketRateLimiter",
     "Conflict",
@@ -194,6 +203,7 @@ __all__ = [
     "ControllerFlags",
     "DelayingQueue",
     "DeletedFinalStateUnknown",
+    "Discovery",
     "EventHandler",
     "EventHandlerFuncs",
     "EventRecorder",
@@ -230,6 +240,7 @@ __all__ = [
     "controller_uid_index",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
+    "discover_resources",
     "final_object",
     "format_time",
     "object_key",

@@ -1,9 +1,13 @@
-"""Discovery of resources the manager has no constant for (custom resources), cached per client."""
+"""Discovery: resources the manager has no constant for (custom resources), cached per client, and the whole
+served tree with verbs (for controllers that act on every resource: the garbage collector, the namespace
+controller)."""
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from manager.apimachinery.resources import BUILTIN, GroupVersionResource
@@ -76,3 +80,69 @@ async def resolve(client: ApiClient, group: str, version: str, resource_or_kind:
 def invalidate_discovery(client: ApiClient) -> None:
     """Forget cached discovery documents of `client` (e.g. after a CRD was installed or removed)."""
     _discovery_cache.pop(client, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResource:
+    """One resource as discovery lists it: where it is served and which verbs it supports."""
+
+    gvr: GroupVersionResource
+    verbs: frozenset[str]
+
+    def supports(self, *verbs: str) -> bool:
+        return self.verbs.issuperset(verbs)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """Every resource the server serves, each once, in its group's most preferred version that serves it
+    (client-go's `ServerPreferredResources`), and the group versions that could not be read."""
+
+    resources: tuple[ApiResource, ...]
+    failed: Mapping[str, str] = field(default_factory=dict)  # "group/version" -> the error
+
+    def with_verbs(self, *verbs: str) -> list[ApiResource]:
+        return [r for r in self.resources if r.supports(*verbs)]
+
+
+async def discover_resources(client: ApiClient) -> Discovery:
+    """Read the whole discovery tree: `/api`, `/apis`, then every version of every group, concurrently.
+
+    A group version that fails is recorded in `failed` and the rest are still returned (the garbage collector
+    and the namespace controller keep working on what they can see)."""
+    core, groups = await asyncio.gather(
+        client.request_json("GET", "/api"), client.request_json("GET", "/apis")
+    )
+    versions: list[tuple[str, str]] = [("", v) for v in core.get("versions", [])]
+    for group in groups.get("groups", []):
+        preferred = (group.get("preferredVersion") or {}).get("version")
+        ordered = [v.get("version", "") for v in group.get("versions", [])]
+        if preferred in ordered:  # the preferred version first, then the server's order
+            ordered.remove(preferred)
+            ordered.insert(0, preferred)
+        versions.extend((group.get("name", ""), v) for v in ordered if v)
+    bodies = await asyncio.gather(
+        *(client.request_json("GET", _group_version_path(g, v)) for g, v in versions), return_exceptions=True
+    )
+    found: dict[tuple[str, str], ApiResource] = {}
+    failed: dict[str, str] = {}
+    for (group, version), body in zip(versions, bodies, strict=True):
+        if isinstance(body, BaseException):
+            if not isinstance(body, Exception):
+                raise body
+            failed[f"{group}/{version}" if group else version] = str(body) or type(body).__name__
+            continue
+        for resource, verbs in _parse_with_verbs(group, version, body):
+            found.setdefault((group, resource.resource), ApiResource(resource, verbs))
+    return Discovery(tuple(found.values()), failed)
+
+
+def _group_version_path(group: str, version: str) -> str:
+    return f"/apis/{group}/{version}" if group else f"/api/{version}"
+
+
+def _parse_with_verbs(
+    group: str, version: str, body: dict[str, Any]
+) -> list[tuple[GroupVersionResource, frozenset[str]]]:
+    verbs = {entry.get("name"): frozenset(entry.get("verbs") or ()) for entry in body.get("resources", [])}
+    return [(gvr, verbs.get(gvr.resource, frozenset())) for gvr in _parse_resource_list(group, version, body)]

@@ -28,6 +28,7 @@ class InformerFactory:
         self.transform = transform
         self.options = options
         self._informers: dict[InformerKey, SharedInformer[Any]] = {}
+        self._monitors: set[InformerKey] = set()  # made by monitor(): not in readiness, may be discarded
         self._started = False
 
     def informer(
@@ -77,6 +78,34 @@ class InformerFactory:
         # the objects as the type of the resource it asked with.
         return cast("SharedInformer[ObjT]", informer)
 
+    def monitor(self, gvr: GroupVersionResource) -> SharedInformer[Any]:
+        """For controllers that watch whatever discovery lists (the garbage collector): the process's
+        informer of all of `gvr` with no selectors if one exists, whatever it caches (so the resource is
+        still watched once), else a new metadata-only one.
+
+        An informer made here is left out of `readiness_check` and of nobody's start-up wait: a custom
+        resource whose list fails must not make the manager unready. `discard` stops it."""
+        for key, informer in self._informers.items():
+            if key[0] == gvr and key[1:4] == (None, None, None) and key[5] in (None, self.transform):
+                return informer
+        informer = self.informer(gvr, metadata_only=True)
+        self._monitors.add(self._key_of(informer))
+        return informer
+
+    async def discard(self, informer: SharedInformer[Any]) -> bool:
+        """Stop and forget an informer `monitor` made, once it has no handler left (its resource is no
+        longer served). Informers other controllers asked for are kept; returns whether it was stopped."""
+        key = self._key_of(informer)
+        if key not in self._monitors or informer.handler_count():
+            return False
+        self._monitors.discard(key)
+        del self._informers[key]
+        await informer.stop()
+        return True
+
+    def _key_of(self, informer: SharedInformer[Any]) -> InformerKey:
+        return next(key for key, known in self._informers.items() if known is informer)
+
     def _transform_for(self, metadata_only: bool, transform: Transform | None) -> Transform | None:
         if metadata_only:
             return chain(project_metadata, transform) if transform else None
@@ -113,5 +142,9 @@ class InformerFactory:
 
     def readiness_check(self) -> str | None:
         """HealthChecks-compatible: None when every informer is synced and live, else the reasons."""
-        problems = [p for p in (informer.health() for informer in self._informers.values()) if p]
+        problems = [
+            problem
+            for key, informer in self._informers.items()
+            if key not in self._monitors and (problem := informer.health())
+        ]
         return "; ".join(problems) if problems else None

@@ -155,6 +155,10 @@ class SharedInformer(Generic[ObjT]):
             self._listeners.remove(registration)
         await registration.stop()
 
+    def handler_count(self) -> int:
+        """How many handlers are registered."""
+        return len(self._listeners)
+
     def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
         self.indexer.add_indexers(indexers)
 

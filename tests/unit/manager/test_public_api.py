@@ -50,6 +50,10 @@ PUBLIC_API = {
     "TooManyRequests",
     # manager.client.rest
     "ApiClient",
+    # manager.client.discovery
+    "ApiResource",
+    "Discovery",
+    "discover_resources",
     # manager.workqueue
     "BucketRateLimiter",
     "DelayingQueue",

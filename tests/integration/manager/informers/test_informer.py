@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from manager.apimachinery.resources import CONFIGMAPS, PODS
+from manager.apimachinery.resources import CONFIGMAPS, PODS, GroupVersionResource
 from manager.client import ApiClient, create_client
 from manager.informers import (
     CONTROLLER_UID_INDEX,
@@ -262,3 +262,31 @@ async def test_per_informer_transform_is_part_of_the_identity(
         "kind": "PartialObjectMetadata",
         "metadata": {"name": "t1", "namespace": NS, "labels": {"app": "web"}},
     }
+
+
+async def test_monitor_reuses_the_process_informer_and_is_left_out_of_readiness(
+    client: ApiClient, kubesim: Any
+) -> None:
+    factory = InformerFactory(client, backoff=Backoff(initial=0.05, maximum=0.2))
+    try:
+        pods = factory.informer(PODS)  # another controller's full informer
+        assert factory.monitor(PODS) is pods
+        configmaps = factory.monitor(CONFIGMAPS)
+        assert configmaps is not factory.informer(CONFIGMAPS) and configmaps.metadata_only
+        assert factory.monitor(CONFIGMAPS) is configmaps
+        missing = factory.monitor(GroupVersionResource("example.aiokcm.io", "v1", "nothings", "Nothing"))
+        factory.start()
+        assert await pods.wait_for_cache_sync(10) and await configmaps.wait_for_cache_sync(10)
+        await factory.informer(CONFIGMAPS).wait_for_cache_sync(10)
+        assert factory.readiness_check() is None  # the failing monitor does not count
+        assert not missing.has_synced()
+
+        registration = configmaps.add_event_handler(EventHandlerFuncs())
+        assert not await factory.discard(configmaps)  # still has a handler
+        await configmaps.remove_event_handler(registration)
+        assert await factory.discard(configmaps)
+        assert not await factory.discard(pods)  # not a monitor: somebody asked for it
+        assert await factory.discard(missing)
+        assert factory.monitor(CONFIGMAPS) is not configmaps  # a fresh one if asked again
+    finally:
+        await factory.shutdown()
