@@ -12,6 +12,7 @@ from kubesim.api.context import ApiContext, json_response, success_status, to_vi
 from kubesim.api.request import Target, decode_object, query_bool, query_int, read_body
 from kubesim.handlers.read import list_entries
 from kubesim.registry.deletion import delete_one
+from kubesim.registry.propagation import delete_warning
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
 
@@ -77,17 +78,46 @@ def _respond(rtype: ResourceType, obj: JSON, gone: bool) -> web.Response:
     return json_response(to_view(rtype, obj))
 
 
+def _warn(response: web.Response | errors.ApiError, warning: str | None) -> None:
+    """The Job registry adds its warning before deleting: it comes with a 404 or 409 as well."""
+    if warning is not None:
+        escaped = warning.replace('"', '\\"')
+        if isinstance(response, errors.ApiError):
+            response.headers["Warning"] = f'299 - "{escaped}"'
+        else:
+            response.headers.add("Warning", f'299 - "{escaped}"')
+
+
 async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     options = await delete_options(ctx, request)
-    obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
-    return _respond(target.rtype, obj, gone)
+    warning = delete_warning(target.rtype, options)
+    try:
+        obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
+        response = _respond(target.rtype, obj, gone)
+    except errors.ApiError as err:
+        _warn(err, warning)
+        raise
+    _warn(response, warning)
+    return response
 
 
 async def delete_collection(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     options = await delete_options(ctx, request)
+    warning = delete_warning(target.rtype, options)
+    try:
+        response = _delete_items(ctx, request, target, options)
+    except errors.ApiError as err:
+        _warn(err, warning)
+        raise
+    _warn(response, warning)
+    return response
+
+
+def _delete_items(ctx: ApiContext, request: web.Request, target: Target, options: JSON) -> web.Response:
+    """Each listed item deleted with the same options (so the same propagation), as upstream does."""
     entries, _snapshot, _token, _remaining = list_entries(ctx, request, target)
     rtype = target.rtype
-    deleted: list[bytes] = []
+    deleted: list[JSON] = []
     for entry in entries:
         try:
             obj, _gone = delete_one(ctx, rtype, entry.namespace, entry.name, options)
@@ -95,12 +125,8 @@ async def delete_collection(ctx: ApiContext, request: web.Request, target: Targe
             if err.code == 404:
                 continue
             raise
-        deleted.append(orjson.dumps(to_view(rtype, obj)))
-    head = orjson.dumps(
-        {
-            "kind": rtype.list_kind,
-            "apiVersion": rtype.api_version,
-            "metadata": {"resourceVersion": str(ctx.store.resource_version)},
-        }
-    )
-    return json_response(head[:-1] + b',"items":[' + b",".join(deleted) + b"]}")
+        deleted.append(obj)
+    meta: JSON = {"resourceVersion": str(ctx.store.resource_version)}
+    head = orjson.dumps({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta})
+    items = b",".join(orjson.dumps(to_view(rtype, obj)) for obj in deleted)
+    return json_response(head[:-1] + b',"items":[' + items + b"]}")
