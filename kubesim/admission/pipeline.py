@@ -8,8 +8,9 @@ from typing import Any
 from aiohttp import web
 
 from kubesim.admission import defaults, gozero
+from kubesim.api import views
 from kubesim.api.context import ApiContext, encode, from_view, json_response, to_view
-from kubesim.api.request import Target, check_kind, decode_object, read_body
+from kubesim.api.request import Target, check_kind, decode_object, negotiate, read_body
 from kubesim.merge import apply
 from kubesim.registry import strategy
 from kubesim.resources.types import GEN_CREATE, GEN_NONE, ResourceType
@@ -48,6 +49,8 @@ class Write:
         self.mode = query.get("fieldValidation") or "Warn"
         if self.mode not in _VALIDATION_MODES:
             raise errors.bad_request(f"fieldValidation must be one of Ignore, Strict, Warn, got {self.mode}")
+        # negotiated before the write, as upstream: an Accept nothing satisfies is 406 and writes nothing
+        self.accept = negotiate(request.headers.get("Accept"))
         agent = request.headers.get("User-Agent", "unknown").split("/", 1)[0]
         self.manager = query.get("fieldManager") or agent
         self.warnings: list[str] = []
@@ -117,7 +120,10 @@ class Write:
 
     def respond(self, obj: JSON, status: int = 200) -> web.Response:
         stored = self._stored
-        if stored is not None and stored.obj is obj:
+        shaped = views.one(self.accept, self.rtype, obj, self.request.query) if self.accept.as_kind else None
+        if shaped is not None:
+            response = json_response(shaped, status)
+        elif stored is not None and stored.obj is obj:
             response = json_response(encode(self.rtype, stored), status)  # no second JSON encoding
         else:
             response = json_response(to_view(self.rtype, obj), status)

@@ -8,8 +8,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesim.api import views
 from kubesim.api.context import ApiContext, json_response, success_status, to_view
-from kubesim.api.request import Target, decode_object, query_bool, query_int, read_body
+from kubesim.api.request import Accept, Target, decode_object, negotiate, query_bool, query_int, read_body
 from kubesim.handlers.read import list_entries
 from kubesim.registry.deletion import delete_one
 from kubesim.registry.propagation import delete_warning
@@ -70,12 +71,15 @@ async def delete_options(ctx: ApiContext, request: web.Request) -> JSON:
     return options
 
 
-def _respond(rtype: ResourceType, obj: JSON, gone: bool) -> web.Response:
+def _respond(
+    rtype: ResourceType, obj: JSON, gone: bool, accept: Accept, request: web.Request
+) -> web.Response:
     if gone and not rtype.return_deleted:
         return json_response(
             success_status(rtype, str(obj["metadata"]["name"]), str(obj["metadata"].get("uid")))
         )
-    return json_response(to_view(rtype, obj))
+    shaped = views.one(accept, rtype, obj, request.query)
+    return json_response(to_view(rtype, obj) if shaped is None else shaped)
 
 
 def _warn(response: web.Response | errors.ApiError, warning: str | None) -> None:
@@ -89,11 +93,12 @@ def _warn(response: web.Response | errors.ApiError, warning: str | None) -> None
 
 
 async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    accept = negotiate(request.headers.get("Accept"))
     options = await delete_options(ctx, request)
     warning = delete_warning(target.rtype, options)
     try:
         obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
-        response = _respond(target.rtype, obj, gone)
+        response = _respond(target.rtype, obj, gone, accept, request)
     except errors.ApiError as err:
         _warn(err, warning)
         raise
@@ -102,10 +107,11 @@ async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -
 
 
 async def delete_collection(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    accept = negotiate(request.headers.get("Accept"))
     options = await delete_options(ctx, request)
     warning = delete_warning(target.rtype, options)
     try:
-        response = _delete_items(ctx, request, target, options)
+        response = _delete_items(ctx, request, target, options, accept)
     except errors.ApiError as err:
         _warn(err, warning)
         raise
@@ -113,7 +119,9 @@ async def delete_collection(ctx: ApiContext, request: web.Request, target: Targe
     return response
 
 
-def _delete_items(ctx: ApiContext, request: web.Request, target: Target, options: JSON) -> web.Response:
+def _delete_items(
+    ctx: ApiContext, request: web.Request, target: Target, options: JSON, accept: Accept
+) -> web.Response:
     """Each listed item deleted with the same options (so the same propagation), as upstream does."""
     entries, _snapshot, _token, _remaining = list_entries(ctx, request, target)
     rtype = target.rtype
@@ -127,6 +135,9 @@ def _delete_items(ctx: ApiContext, request: web.Request, target: Target, options
             raise
         deleted.append(obj)
     meta: JSON = {"resourceVersion": str(ctx.store.resource_version)}
+    shaped = views.many(accept, rtype, meta, deleted, request.query) if accept.as_kind else None
+    if shaped is not None:
+        return json_response(shaped)
     head = orjson.dumps({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta})
     items = b",".join(orjson.dumps(to_view(rtype, obj)) for obj in deleted)
     return json_response(head[:-1] + b',"items":[' + items + b"]}")
