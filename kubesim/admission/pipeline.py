@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.admission import defaults, gozero
+from kubesim.admission import defaults, gozero, lifecycle
 from kubesim.api import views
 from kubesim.api.context import ApiContext, encode, from_view, json_response, to_view
 from kubesim.api.request import Target, check_kind, decode_object, negotiate, read_body
@@ -100,23 +100,10 @@ class Write:
             name = str(obj.get("metadata", {}).get("name", ""))
             raise errors.invalid(self.rtype.kind, self.rtype.group, name, causes)
 
-    def check_namespace(self, name: str) -> None:
-        if not self.rtype.namespaced:
-            return
-        entry = self.ctx.namespace_entry(self.target.namespace)
-        if entry is None:
-            raise errors.not_found("namespaces", "", self.target.namespace)
-        if (
-            entry.obj.get("metadata", {}).get("deletionTimestamp")
-            or entry.obj.get("status", {}).get("phase") == "Terminating"
-        ):
-            raise errors.forbidden(
-                self.rtype.plural,
-                self.rtype.group,
-                name,
-                f"unable to create new content in namespace {self.target.namespace} "
-                "because it is being terminated",
-            )
+    def check_namespace(self, obj: JSON) -> None:
+        if self.rtype.namespaced:
+            name = lifecycle.admission_name(obj)
+            lifecycle.check_create(self.ctx, self.rtype.plural, self.rtype.group, self.target.namespace, name)
 
     def respond(self, obj: JSON, status: int = 200) -> web.Response:
         stored = self._stored
@@ -147,6 +134,7 @@ class Write:
             metadata["namespace"] = self.target.namespace
         else:
             metadata.pop("namespace", None)
+        self.check_namespace(obj)  # admission: before name generation and validation
         if not metadata.get("name") and metadata.get("generateName"):
             namespace = self.target.namespace if rtype.namespaced else ""
             prefix = str(metadata["generateName"])
@@ -161,7 +149,6 @@ class Write:
                 "FieldValueRequired",
                 "Required value: name or generateName is required",
             )
-        self.check_namespace(name)
         if metadata.get("resourceVersion"):
             raise errors.internal("resourceVersion should not be set on objects to be created")
         self.check_fields(obj)
