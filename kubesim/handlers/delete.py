@@ -9,7 +9,7 @@ import orjson
 from aiohttp import web
 
 from kubesim.api import views
-from kubesim.api.context import ApiContext, json_response, success_status, to_view
+from kubesim.api.context import ApiContext, encode, json_response, success_status, to_view
 from kubesim.api.request import Accept, Target, decode_object, negotiate, query_bool, query_int, read_body
 from kubesim.handlers.read import list_entries
 from kubesim.registry.deletion import delete_one
@@ -72,14 +72,16 @@ async def delete_options(ctx: ApiContext, request: web.Request) -> JSON:
 
 
 def _respond(
-    rtype: ResourceType, obj: JSON, gone: bool, accept: Accept, request: web.Request
+    rtype: ResourceType, obj: JSON, gone: bool, accept: Accept, request: web.Request, options: JSON
 ) -> web.Response:
     if gone and not rtype.return_deleted:
         return json_response(
             success_status(rtype, str(obj["metadata"]["name"]), str(obj["metadata"].get("uid")))
         )
     shaped = views.one(accept, rtype, obj, request.query)
-    return json_response(to_view(rtype, obj) if shaped is None else shaped)
+    # upstream answers 202 for an object left in place only when orphanDependents=false was asked
+    status = 202 if not gone and options.get("orphanDependents") is False else 200
+    return json_response(to_view(rtype, obj) if shaped is None else shaped, status)
 
 
 def _warn(response: web.Response | errors.ApiError, warning: str | None) -> None:
@@ -98,7 +100,7 @@ async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -
     warning = delete_warning(target.rtype, options)
     try:
         obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
-        response = _respond(target.rtype, obj, gone, accept, request)
+        response = _respond(target.rtype, obj, gone, accept, request, options)
     except errors.ApiError as err:
         _warn(err, warning)
         raise
@@ -122,22 +124,26 @@ async def delete_collection(ctx: ApiContext, request: web.Request, target: Targe
 def _delete_items(
     ctx: ApiContext, request: web.Request, target: Target, options: JSON, accept: Accept
 ) -> web.Response:
-    """Each listed item deleted with the same options (so the same propagation), as upstream does."""
-    entries, _snapshot, _token, _remaining = list_entries(ctx, request, target)
+    """Each listed item deleted with the same options (so the same propagation); the answer is the list as
+    it was listed, before the deletes, as the generic registry's DeleteCollection returns it."""
+    entries, snapshot, token, remaining = list_entries(ctx, request, target)
     rtype = target.rtype
-    deleted: list[JSON] = []
     for entry in entries:
         try:
-            obj, _gone = delete_one(ctx, rtype, entry.namespace, entry.name, options)
+            delete_one(ctx, rtype, entry.namespace, entry.name, options)
         except errors.ApiError as err:
-            if err.code == 404:
-                continue
-            raise
-        deleted.append(obj)
-    meta: JSON = {"resourceVersion": str(ctx.store.resource_version)}
-    shaped = views.many(accept, rtype, meta, deleted, request.query) if accept.as_kind else None
+            if err.code != 404:
+                raise
+    meta: JSON = {"resourceVersion": str(snapshot)}
+    if token:
+        meta["continue"] = token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    shaped = (
+        views.many(accept, rtype, meta, [e.obj for e in entries], request.query) if accept.as_kind else None
+    )
     if shaped is not None:
         return json_response(shaped)
     head = orjson.dumps({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta})
-    items = b",".join(orjson.dumps(to_view(rtype, obj)) for obj in deleted)
+    items = b",".join(encode(rtype, entry) for entry in entries)
     return json_response(head[:-1] + b',"items":[' + items + b"]}")
