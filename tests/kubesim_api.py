@@ -6,6 +6,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from multidict import CIMultiDictProxy
 
 
 class Api:
@@ -23,6 +24,19 @@ class Api:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """Send `raw` bytes or `body` as JSON; `content_type=None` sends no Content-Type at all."""
+        status, payload, _ = await self.exchange(method, path, body, content_type, raw, headers)
+        return status, payload
+
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str | None = "application/json",
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, CIMultiDictProxy[str]]:
+        """`call`, also returning the response headers (Warning, ...)."""
         data = raw if raw is not None else (None if body is None else orjson.dumps(body))
         hdrs = dict(headers or {})
         if content_type:
@@ -32,7 +46,7 @@ class Api:
             method, self.url + path, data=data, headers=hdrs, skip_auto_headers=skip
         ) as resp:
             payload = await resp.read()
-            return resp.status, orjson.loads(payload) if payload else None
+            return resp.status, orjson.loads(payload) if payload else None, resp.headers
 
     async def ok(
         self,

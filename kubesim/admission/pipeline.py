@@ -7,9 +7,10 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.admission import defaults, gozero
+from kubesim.admission import defaults, gozero, lifecycle
+from kubesim.api import views
 from kubesim.api.context import ApiContext, encode, from_view, json_response, to_view
-from kubesim.api.request import Target, check_kind, decode_object, read_body
+from kubesim.api.request import Target, check_kind, decode_object, negotiate, read_body
 from kubesim.merge import apply
 from kubesim.registry import strategy
 from kubesim.resources.types import GEN_CREATE, GEN_NONE, ResourceType
@@ -48,6 +49,8 @@ class Write:
         self.mode = query.get("fieldValidation") or "Warn"
         if self.mode not in _VALIDATION_MODES:
             raise errors.bad_request(f"fieldValidation must be one of Ignore, Strict, Warn, got {self.mode}")
+        # negotiated before the write, as upstream: an Accept nothing satisfies is 406 and writes nothing
+        self.accept = negotiate(request.headers.get("Accept"))
         agent = request.headers.get("User-Agent", "unknown").split("/", 1)[0]
         self.manager = query.get("fieldManager") or agent
         self.warnings: list[str] = []
@@ -97,27 +100,17 @@ class Write:
             name = str(obj.get("metadata", {}).get("name", ""))
             raise errors.invalid(self.rtype.kind, self.rtype.group, name, causes)
 
-    def check_namespace(self, name: str) -> None:
-        if not self.rtype.namespaced:
-            return
-        entry = self.ctx.namespace_entry(self.target.namespace)
-        if entry is None:
-            raise errors.not_found("namespaces", "", self.target.namespace)
-        if (
-            entry.obj.get("metadata", {}).get("deletionTimestamp")
-            or entry.obj.get("status", {}).get("phase") == "Terminating"
-        ):
-            raise errors.forbidden(
-                self.rtype.plural,
-                self.rtype.group,
-                name,
-                f"unable to create new content in namespace {self.target.namespace} "
-                "because it is being terminated",
-            )
+    def check_namespace(self, obj: JSON) -> None:
+        if self.rtype.namespaced:
+            name = lifecycle.admission_name(obj)
+            lifecycle.check_create(self.ctx, self.rtype.plural, self.rtype.group, self.target.namespace, name)
 
     def respond(self, obj: JSON, status: int = 200) -> web.Response:
         stored = self._stored
-        if stored is not None and stored.obj is obj:
+        shaped = views.one(self.accept, self.rtype, obj, self.request.query) if self.accept.as_kind else None
+        if shaped is not None:
+            response = json_response(shaped, status)
+        elif stored is not None and stored.obj is obj:
             response = json_response(encode(self.rtype, stored), status)  # no second JSON encoding
         else:
             response = json_response(to_view(self.rtype, obj), status)
@@ -141,6 +134,7 @@ class Write:
             metadata["namespace"] = self.target.namespace
         else:
             metadata.pop("namespace", None)
+        self.check_namespace(obj)  # admission: before name generation and validation
         if not metadata.get("name") and metadata.get("generateName"):
             namespace = self.target.namespace if rtype.namespaced else ""
             prefix = str(metadata["generateName"])
@@ -155,7 +149,6 @@ class Write:
                 "FieldValueRequired",
                 "Required value: name or generateName is required",
             )
-        self.check_namespace(name)
         if metadata.get("resourceVersion"):
             raise errors.internal("resourceVersion should not be set on objects to be created")
         self.check_fields(obj)

@@ -8,10 +8,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim.api.context import ApiContext, json_response, success_status, to_view
-from kubesim.api.request import Target, decode_object, query_bool, query_int, read_body
+from kubesim.api import views
+from kubesim.api.context import ApiContext, encode, json_response, success_status, to_view
+from kubesim.api.request import Accept, Target, decode_object, negotiate, query_bool, query_int, read_body
 from kubesim.handlers.read import list_entries
 from kubesim.registry.deletion import delete_one
+from kubesim.registry.propagation import delete_warning
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
 
@@ -69,38 +71,79 @@ async def delete_options(ctx: ApiContext, request: web.Request) -> JSON:
     return options
 
 
-def _respond(rtype: ResourceType, obj: JSON, gone: bool) -> web.Response:
+def _respond(
+    rtype: ResourceType, obj: JSON, gone: bool, accept: Accept, request: web.Request, options: JSON
+) -> web.Response:
     if gone and not rtype.return_deleted:
         return json_response(
             success_status(rtype, str(obj["metadata"]["name"]), str(obj["metadata"].get("uid")))
         )
-    return json_response(to_view(rtype, obj))
+    shaped = views.one(accept, rtype, obj, request.query)
+    # upstream answers 202 for an object left in place only when orphanDependents=false was asked
+    status = 202 if not gone and options.get("orphanDependents") is False else 200
+    return json_response(to_view(rtype, obj) if shaped is None else shaped, status)
+
+
+def _warn(response: web.Response | errors.ApiError, warning: str | None) -> None:
+    """The Job registry adds its warning before deleting: it comes with a 404 or 409 as well."""
+    if warning is not None:
+        escaped = warning.replace('"', '\\"')
+        if isinstance(response, errors.ApiError):
+            response.headers["Warning"] = f'299 - "{escaped}"'
+        else:
+            response.headers.add("Warning", f'299 - "{escaped}"')
 
 
 async def delete_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    accept = negotiate(request.headers.get("Accept"))
     options = await delete_options(ctx, request)
-    obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
-    return _respond(target.rtype, obj, gone)
+    warning = delete_warning(target.rtype, options)
+    try:
+        obj, gone = delete_one(ctx, target.rtype, target.namespace, target.name, options)
+        response = _respond(target.rtype, obj, gone, accept, request, options)
+    except errors.ApiError as err:
+        _warn(err, warning)
+        raise
+    _warn(response, warning)
+    return response
 
 
 async def delete_collection(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
+    accept = negotiate(request.headers.get("Accept"))
     options = await delete_options(ctx, request)
-    entries, _snapshot, _token, _remaining = list_entries(ctx, request, target)
+    warning = delete_warning(target.rtype, options)
+    try:
+        response = _delete_items(ctx, request, target, options, accept)
+    except errors.ApiError as err:
+        _warn(err, warning)
+        raise
+    _warn(response, warning)
+    return response
+
+
+def _delete_items(
+    ctx: ApiContext, request: web.Request, target: Target, options: JSON, accept: Accept
+) -> web.Response:
+    """Each listed item deleted with the same options (so the same propagation); the answer is the list as
+    it was listed, before the deletes, as the generic registry's DeleteCollection returns it."""
+    entries, snapshot, token, remaining = list_entries(ctx, request, target)
     rtype = target.rtype
-    deleted: list[bytes] = []
     for entry in entries:
         try:
-            obj, _gone = delete_one(ctx, rtype, entry.namespace, entry.name, options)
+            delete_one(ctx, rtype, entry.namespace, entry.name, options)
         except errors.ApiError as err:
-            if err.code == 404:
-                continue
-            raise
-        deleted.append(orjson.dumps(to_view(rtype, obj)))
-    head = orjson.dumps(
-        {
-            "kind": rtype.list_kind,
-            "apiVersion": rtype.api_version,
-            "metadata": {"resourceVersion": str(ctx.store.resource_version)},
-        }
+            if err.code != 404:
+                raise
+    meta: JSON = {"resourceVersion": str(snapshot)}
+    if token:
+        meta["continue"] = token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    shaped = (
+        views.many(accept, rtype, meta, [e.obj for e in entries], request.query) if accept.as_kind else None
     )
-    return json_response(head[:-1] + b',"items":[' + b",".join(deleted) + b"]}")
+    if shaped is not None:
+        return json_response(shaped)
+    head = orjson.dumps({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta})
+    items = b",".join(encode(rtype, entry) for entry in entries)
+    return json_response(head[:-1] + b',"items":[' + items + b"]}")

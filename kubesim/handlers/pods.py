@@ -1,5 +1,6 @@
 """Pod subresources a scheduler and `kubectl drain` use: binding (assign a node) and eviction (a delete
-through the eviction API; kubesim has no PodDisruptionBudgets, so every eviction is allowed)."""
+through the eviction API; kubesim has no PodDisruptionBudgets, so every eviction is allowed). Both are
+creates, so NamespaceLifecycle refuses them in a Terminating namespace."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesim.admission import lifecycle
 from kubesim.api.context import ApiContext, json_response
 from kubesim.api.request import Target, decode_object, read_body
 from kubesim.registry.deletion import delete_one
@@ -33,6 +35,7 @@ def _pod(ctx: ApiContext, target: Target) -> JSON:
 
 async def bind_pod(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     binding = await _body(ctx, request, "Binding")
+    lifecycle.check_create(ctx, "pods", "", target.namespace, lifecycle.admission_name(binding))
     node = str((binding.get("target") or {}).get("name") or "")
     if not node:
         raise errors.invalid(
@@ -74,6 +77,7 @@ async def bind_pod(ctx: ApiContext, request: web.Request, target: Target) -> web
 
 async def evict_pod(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     eviction = await _body(ctx, request, "Eviction")
+    lifecycle.check_create(ctx, "pods", "", target.namespace, lifecycle.admission_name(eviction))
     _pod(ctx, target)
     options = dict(eviction.get("deleteOptions") or {})
     if "All" in request.query.getall("dryRun", []):

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesim.api import table
-from kubesim.api.context import ApiContext, encode, json_response, to_view
+from kubesim.api import views
+from kubesim.api.context import ApiContext, encode, json_response
 from kubesim.api.request import Accept, Target, negotiate, query_int
 from kubesim.api.selectors import make_filter, parse_field_selector, parse_label_selector
 from kubesim.resources.types import ResourceType
@@ -167,14 +167,8 @@ async def get_object(ctx: ApiContext, request: web.Request, target: Target) -> w
     entry = ctx.store.entry(rtype.key, target.namespace, target.name)
     if entry is None:
         raise errors.not_found(rtype.plural, rtype.group, target.name)
-    if accept.as_kind == "Table":
-        include = table.include_object(request.query)
-        return json_response(
-            table.to_table(rtype, [to_view(rtype, entry.obj)], str(entry.rv), None, True, include)
-        )
-    if accept.as_kind.startswith("PartialObjectMetadata"):
-        return json_response(table.partial(entry.obj))
-    return json_response(encode(rtype, entry))
+    shaped = views.one(accept, rtype, entry.obj, request.query)
+    return json_response(encode(rtype, entry) if shaped is None else shaped)
 
 
 def list_entries(
@@ -264,22 +258,10 @@ async def list_objects(ctx: ApiContext, request: web.Request, target: Target) ->
         meta["continue"] = token
     if remaining is not None:
         meta["remainingItemCount"] = remaining
-    if accept.as_kind == "Table":
-        include = table.include_object(request.query)
-        objs = [to_view(rtype, e.obj) for e in entries]
-        body = table.to_table(rtype, objs, str(snapshot), token, True, include)
-        if remaining is not None:
-            body["metadata"]["remainingItemCount"] = remaining
-        return json_response(body)
-    if accept.as_kind.startswith("PartialObjectMetadata"):
-        return json_response(
-            {
-                "kind": "PartialObjectMetadataList",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": meta,
-                "items": [table.partial(e.obj) for e in entries],
-            }
-        )
+    if accept.as_kind:
+        shaped = views.many(accept, rtype, meta, [e.obj for e in entries], request.query)
+        if shaped is not None:
+            return json_response(shaped)
     head = orjson.dumps({"kind": rtype.list_kind, "apiVersion": rtype.api_version, "metadata": meta})
     items = b",".join(encode(rtype, e) for e in entries)
     return json_response(head[:-1] + b',"items":[' + items + b"]}")

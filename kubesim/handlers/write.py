@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.admission.pipeline import Write
+from kubesim.admission.pipeline import Write, gvk_of
 from kubesim.api.context import ApiContext, to_view
 from kubesim.api.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
 from kubesim.handlers import reviews
@@ -14,6 +14,7 @@ from kubesim.merge import apply, patch
 from kubesim.registry import crd
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
+from kubesim.validation.common import immutable
 
 JSON = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -102,30 +103,29 @@ def _reject_force(request: web.Request, is_apply: bool) -> None:
         )
 
 
+def _check_uid_kept(target: Target, patched: JSON, old: JSON) -> None:
+    """A patch that changes metadata.uid fails update validation (422 immutable). A PUT body's uid is a
+    precondition instead (409), checked by the update strategy; the garbage collector relies on the former
+    when it patches a dependent with its uid, so that a recreated namesake is left alone."""
+    uid = (patched.get("metadata") or {}).get("uid")
+    if uid and uid != old["metadata"].get("uid"):
+        rtype = target.rtype
+        raise errors.invalid(rtype.kind, rtype.group, target.name, [immutable("metadata.uid", uid)])
+
+
 async def patch_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
-    write = Write(ctx, request, target)
+    rtype = target.rtype
     content_type = media_type(request.headers.get("Content-Type"))
-    if content_type not in PATCH_TYPES:
-        raise errors.ApiError(
-            415,
-            "UnsupportedMediaType",
-            f"the body of the request was in an unknown format - "
-            f"accepted media types include: {', '.join(PATCH_TYPES[:4])}",
-        )
+    accepted = patch.accepted_patch_types(gvk_of(rtype))  # custom resources: no strategic merge patch
+    if content_type not in accepted:
+        raise patch.unsupported_patch_type(accepted)
+    write = Write(ctx, request, target)
     is_apply = content_type == APPLY_PATCH
     _reject_force(request, is_apply)
     body = await read_body(request, ctx.max_body_bytes)
-    rtype = target.rtype
     sub = target.subresource or None
     if is_apply:
         return await _apply(ctx, write, request, target, body, sub)
-    if content_type == "application/strategic-merge-patch+json" and rtype.crd is not None:
-        accepted = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-        raise errors.ApiError(
-            415,
-            "UnsupportedMediaType",
-            f"the body of the request was in an unknown format - accepted media types include: {accepted}",
-        )
     old = current_object(ctx, target)
     current = copy_json(to_view(rtype, old))
     patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
@@ -133,6 +133,8 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         raise errors.bad_request("the patch did not produce an object")
     check_meta_types(patched, rtype.kind)
     _check_identity(target, patched)
+    if sub is None:
+        _check_uid_kept(target, patched, old)
     result = write.update(patched, old, sub)
     _after_write(ctx, write, result)
     return write.respond(result)

@@ -10,30 +10,21 @@ import logging
 from typing import Any
 
 from kubesim.api.context import ApiContext
-from kubesim.registry import crd
+from kubesim.registry import crd, propagation
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
-from kubesim.storage.records import copy_json
+from kubesim.storage.records import copy_json, parse_time
 from kubesim.storage.store import format_time
 
 JSON = dict[str, Any]
 log = logging.getLogger(__name__)
 _POLL = 0.05
-FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 IMMORTAL = ("default", "kube-system", "kube-public")  # NamespaceLifecycle refuses to delete these
 
 
-def _policy(rtype: ResourceType, options: JSON) -> str | None:
-    policy = options.get("propagationPolicy")
-    if policy is None and options.get("orphanDependents") is not None:
-        policy = "Orphan" if options["orphanDependents"] else "Background"
-    if policy is None and rtype.group == "batch" and rtype.plural == "jobs":
-        policy = "Orphan"  # batch/v1 Jobs default to orphaning their pods
-    return policy
-
-
 def _grace(rtype: ResourceType, obj: JSON, options: JSON) -> int:
-    """Pods: options or spec grace (default 30), but 0 when unscheduled or finished."""
+    """Pods (the one graceful strategy): options or spec grace (default 30), but 0 when unscheduled or
+    finished; a negative period means 1 s, as CheckGracefulDelete has it."""
     if rtype.plural != "pods" or rtype.group:
         return 0
     grace = options.get("gracePeriodSeconds")
@@ -44,7 +35,52 @@ def _grace(rtype: ResourceType, obj: JSON, options: JSON) -> int:
         "Failed",
     ):
         return 0
-    return max(0, int(grace))
+    return 1 if int(grace) < 0 else int(grace)
+
+
+def _check_preconditions(rtype: ResourceType, meta: JSON, options: JSON) -> None:
+    """rest.BeforeDelete fails early on a precondition mismatch, naming the Kind (namespaces and CRDs have
+    their own storage, with the "Precondition failed" wording)."""
+    preconditions = options.get("preconditions") or {}
+    uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
+    name = str(meta.get("name"))
+    own_storage = rtype.plural in ("namespaces", "customresourcedefinitions")
+    resource = rtype.plural if own_storage else rtype.kind
+    if uid is not None and uid != meta.get("uid"):
+        why = (
+            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}"
+            if own_storage
+            else f"the UID in the precondition ({uid}) does not match the UID in record ({meta.get('uid')}). "
+            "The object might have been deleted and then recreated"
+        )
+        raise errors.conflict(resource, rtype.group, name, why)
+    if rv is not None and rv != meta.get("resourceVersion"):
+        current = meta.get("resourceVersion")
+        why = (
+            f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: "
+            f"{current}"
+            if own_storage
+            else f"the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in "
+            f"record ({current}). The object might have been modified"
+        )
+        raise errors.conflict(resource, rtype.group, name, why)
+
+
+def _pending_graceful(meta: JSON, options: JSON) -> bool:
+    """A pod already in its grace period: only a shorter period changes it (moving the deletionTimestamp
+    by the difference); anything else, finalizer changes included, leaves it as it is."""
+    current = int(meta.get("deletionGracePeriodSeconds") or 0)
+    if not meta.get("deletionTimestamp") or current == 0:
+        return False
+    requested = options.get("gracePeriodSeconds")
+    if requested is None:
+        return True
+    requested = 1 if int(requested) < 0 else int(requested)
+    if requested >= current:
+        return True
+    meta["deletionTimestamp"] = format_time(parse_time(meta["deletionTimestamp"]) - current + requested)
+    meta["deletionGracePeriodSeconds"] = requested
+    return False
 
 
 def delete_one(
@@ -55,62 +91,45 @@ def delete_one(
     entry = store.entry(rtype.key, namespace, name)
     if entry is None:
         raise errors.not_found(rtype.plural, rtype.group, name)
-    preconditions = options.get("preconditions") or {}
     obj = copy_json(entry.obj)
     meta = obj["metadata"]
-    uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
-    if uid is not None and uid != meta.get("uid"):
-        raise errors.conflict(
-            rtype.plural,
-            rtype.group,
-            name,
-            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
-        )
-    if rv is not None and rv != meta.get("resourceVersion"):
-        raise errors.conflict(
-            rtype.plural,
-            rtype.group,
-            name,
-            "Precondition failed: ResourceVersion in "
-            f"precondition: {rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
-        )
+    is_namespace = rtype.plural == "namespaces" and not rtype.group
+    if is_namespace and name in IMMORTAL:  # admission, which runs before the storage's preconditions
+        raise errors.forbidden("namespaces", "", name, "this namespace may not be deleted")
+    _check_preconditions(rtype, meta, options)
     dry_run = "All" in (options.get("dryRun") or [])
-    if rtype.plural == "namespaces" and not rtype.group:
-        if name in IMMORTAL:
-            raise errors.forbidden("namespaces", "", name, "this namespace may not be deleted")
+    if is_namespace:
         return _begin_namespace_delete(ctx, obj, dry_run), False
     if rtype.plural == "customresourcedefinitions":
         return _begin_crd_delete(ctx, obj, dry_run), False
-    finalizers = list(meta.get("finalizers") or [])
-    policy = _policy(rtype, options)
-    if policy is not None:
-        finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)]
-        if policy == "Foreground":
-            finalizers.append(FOREGROUND)
-        elif policy == "Orphan":
-            finalizers.append(ORPHAN)
-    grace = _grace(rtype, obj, options)
+    if _pending_graceful(meta, options):
+        return obj, False
+    finalizers = propagation.gc_finalizers(rtype, list(meta.get("finalizers") or []), options)
+    if finalizers:
+        meta["finalizers"] = finalizers
+    else:
+        meta.pop("finalizers", None)
     now = ctx.clock()
-    if finalizers or grace > 0:
-        if finalizers:
-            meta["finalizers"] = finalizers
-        else:
-            meta.pop("finalizers", None)
-        if not meta.get("deletionTimestamp"):
+    if meta.get("deletionTimestamp"):  # deleting already: never a new timestamp, at most an earlier one
+        grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if grace == 0 and parse_time(meta["deletionTimestamp"]) > now:
+            meta["deletionTimestamp"] = format_time(now)  # markAsDeleting
+    else:
+        grace = _grace(rtype, obj, options)
+        if finalizers or grace > 0:
             meta["deletionTimestamp"] = format_time(now + grace)
+            meta["deletionGracePeriodSeconds"] = grace
             if meta.get("generation", 0) > 0:
                 meta["generation"] += 1
-            meta["deletionGracePeriodSeconds"] = grace
-        elif grace < int(meta.get("deletionGracePeriodSeconds") or 0):
-            meta["deletionTimestamp"] = format_time(now + grace)  # a shorter grace period wins
-            meta["deletionGracePeriodSeconds"] = grace
+    if not finalizers and grace == 0:
         if dry_run:
-            return obj, False
-        result = store.update(rtype.key, obj, check_resource_version=False)
-        return result, store.entry(rtype.key, namespace, name) is None
+            return obj, True
+        # the request may have taken the last (GC) finalizers off: upstream then deletes the stored object
+        return store.delete(rtype.key, namespace, name, honour_finalizers=False), True
     if dry_run:
-        return obj, True
-    return store.delete(rtype.key, namespace, name), True
+        return obj, False
+    result = store.update(rtype.key, obj, check_resource_version=False)
+    return result, store.entry(rtype.key, namespace, name) is None
 
 
 def _begin_namespace_delete(ctx: ApiContext, obj: JSON, dry_run: bool) -> JSON:

@@ -26,6 +26,12 @@ def format_time(t: float) -> str:
     return _format_second(int(t // 1))
 
 
+def parse_time(stamp: str) -> float:
+    """The inverse of format_time (metav1.Time, whole seconds): seconds since the epoch."""
+    parsed = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+    return parsed.timestamp()
+
+
 @functools.lru_cache(maxsize=64)  # writes come in bursts within the same second
 def _format_second(second: int) -> str:
     return datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -20,6 +20,8 @@ Public Python API (for the HTTP layer and in-process consumers such as the simul
         # "delete now" (grace 0): removed with a DELETED event, unless it has finalizers, in which case
         # deletionTimestamp (if unset) and deletionGracePeriodSeconds=0 are set (MODIFIED) and it stays.
         # uid / resource_version are preconditions (409 Conflict on mismatch). Returns the last state.
+        # honour_finalizers=False removes it as stored even so: the registry's DELETE when the request
+        # itself took the last (garbage-collector) finalizers off, as upstream's "delete now" does.
     store.subscribe(resource | None, callback) -> Subscription   # callback(WatchEvent), synchronous, must
                                                  # not block or raise; resource None = every resource;
                                                  # Subscription.close() stops it. Writes made inside a
@@ -262,6 +264,7 @@ class Store:
         name: str,
         uid: str | None = None,
         resource_version: str | None = None,
+        honour_finalizers: bool = True,
     ) -> JSON:
         old = self._require(resource, namespace, name)
         meta = old.obj["metadata"]
@@ -280,7 +283,7 @@ class Store:
             )
             raise errors.conflict(plural, group, name, why)
         obj: JSON = orjson.loads(old.data)
-        if meta.get("finalizers"):
+        if meta.get("finalizers") and honour_finalizers:
             new_meta = obj["metadata"]
             if not new_meta.get("deletionTimestamp"):
                 new_meta["deletionTimestamp"] = format_time(self.clock())

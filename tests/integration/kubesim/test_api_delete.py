@@ -1,5 +1,6 @@
-"""Deletion over raw HTTP: finalizers, propagationPolicy, preconditions, DeleteOptions in body or query, pod
-graceful deletion (with the simulated kubelet), namespace and deletecollection."""
+"""Deletion over raw HTTP: finalizers, propagationPolicy, DeleteOptions in body or query, pod graceful
+deletion (with the simulated kubelet), namespace and deletecollection (preconditions and the GC finalizers
+in detail: test_api_finalizers.py and test_api_propagation.py)."""
 
 from __future__ import annotations
 
@@ -148,21 +149,6 @@ async def test_bad_propagation_policy_is_422(api: Api) -> None:
     await api.ok("POST", CMS, cm("x"))
     status, payload = await api.call("DELETE", f"{CMS}/x", {"propagationPolicy": "Sometimes"})
     assert status == 422 and payload["reason"] == "Invalid"
-
-
-async def test_preconditions(api: Api) -> None:
-    created = await api.ok("POST", CMS, cm("p"))
-    status, payload = await api.call("DELETE", f"{CMS}/p", {"preconditions": {"uid": "not-the-uid"}})
-    assert status == 409 and payload["reason"] == "Conflict"
-    assert "Precondition failed: UID in precondition: not-the-uid" in payload["message"]
-    status, payload = await api.call("DELETE", f"{CMS}/p", {"preconditions": {"resourceVersion": "1"}})
-    assert status == 409 and "ResourceVersion in precondition: 1" in payload["message"]
-    meta = created["metadata"]
-    await api.ok(
-        "DELETE",
-        f"{CMS}/p",
-        {"preconditions": {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}},
-    )
 
 
 async def test_unscheduled_pod_is_deleted_at_once_and_returned(api: Api) -> None:
