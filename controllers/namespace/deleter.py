@@ -11,7 +11,9 @@ pkg/controller/namespace/deletion/namespaced_resources_deleter.go).
 
 Content is deleted in Kubernetes 1.33+'s order (the OrderedNamespaceDeletion gate, on by default since 1.33,
 GA in 1.34): pods first, and nothing else while any pod remains, so no policy or config a running pod relies
-on disappears before the pod. v1.32 walked the resources in no particular order.
+on disappears before the pod. v1.32 walked the resources in no particular order. While pods remain, the
+conditions name them (NamespaceContentRemaining, NamespaceFinalizersRemaining); upstream writes the
+conditions of that early return without the totals, so they read "all removed" while pods are still there.
 """
 
 from __future__ import annotations
