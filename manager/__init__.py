@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from manager.client.rest import (
         ApiClient,
     )
-    from manager.config.settings import ControllerFlags
+    from manager.config.settings import ControllerFlags, Duration
     from manager.controller.base import (
         Controller,
         ControllerContext,
@@ -109,6 +109,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "ControllerFlags": "manager.config.settings",
+    "Duration": "manager.config.settings",
     "format_time": "manager.apimachinery.metatime",
     "controller_owner": "manager.apimachinery.objects",
     "object_key": "manager.apimachinery.objects",
@@ -204,6 +205,7 @@ __all__ = [
     "DelayingQueue",
     "DeletedFinalStateUnknown",
     "Discovery",
+    "Duration",
     "EventHandler",
     "EventHandlerFuncs",
     "EventRecorder",

@@ -1,5 +1,5 @@
 """Defaulting as kube-apiserver does it: versioned defaults (pkg/apis/*/v1/defaults.go), the registry
-strategies' create-time fields (pod status, Job selector generation, namespace finalizer) and the effect of
+strategies' create-time fields (pod status, Job selector generation) and the effect of
 the default admission plugins on pods (Priority, DefaultTolerationSeconds, ServiceAccount).
 
 `apply_defaults(resource, obj)` mutates `obj` in place. `resource` is the store key: "pods", "jobs.batch",
@@ -181,8 +181,8 @@ def _namespace(obj: JSON) -> None:
     metadata = ensure_dict(obj, "metadata")
     if metadata.get("name"):
         ensure_dict(metadata, "labels")["kubernetes.io/metadata.name"] = metadata["name"]
-    spec = ensure_dict(obj, "spec")
-    spec.setdefault("finalizers", ["kubernetes"])
+    # spec.finalizers' `kubernetes` is the create strategy's (registry.strategy), not a default: a default
+    # would put it back on every update, and a /finalize that empties the list would never stick.
     ensure_dict(obj, "status").setdefault("phase", "Active")
 
 

@@ -192,6 +192,8 @@ class Write:
         old_view = to_view(rtype, old)
         if subresource == "status":
             new = strategy.prepare_status_update(rtype, new, old_view)
+        elif subresource == "finalize":
+            new = strategy.prepare_finalize_update(new, old_view)
         else:
             if rtype.generation not in (GEN_NONE, GEN_CREATE):
                 # The apiserver defaults the body before the strategy compares specs for

@@ -34,7 +34,7 @@ class ApiContext:
     bookmark_interval: float = 10.0
     seed: int | None = None
     rng: random.Random = field(default_factory=random.Random)
-    background: set[Any] = field(default_factory=set)  # tasks kept alive (namespace/CRD cleanup)
+    background: set[Any] = field(default_factory=set)  # tasks kept alive (CRD cleanup)
     # how long a get/list for a resourceVersion newer than the store's waits for it before 504 (upstream: 3 s)
     too_new_wait: float = 3.0
 

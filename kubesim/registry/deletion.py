@@ -1,7 +1,9 @@
 """Deletion as the apiserver's generic registry does it (preconditions, finalizers and propagationPolicy,
-pod graceful deletion, dry run), and the deletions that delete contents first: a namespace is marked
-Terminating and emptied (the namespace controller's part), a CRD gets the
-`customresourcecleanup.apiextensions.k8s.io` finalizer and its custom resources are deleted."""
+pod graceful deletion, dry run), and the two that differ: a namespace is only marked (deletionTimestamp,
+phase Terminating) and stays until its spec.finalizers and metadata.finalizers are both empty (emptying it
+and clearing the `kubernetes` finalizer through /finalize is the namespace controller's job, as with
+kube-apiserver); a CRD gets the `customresourcecleanup.apiextensions.k8s.io` finalizer and its custom
+resources are deleted (the apiextensions server's own finalizer)."""
 
 from __future__ import annotations
 
@@ -133,57 +135,15 @@ def delete_one(
 
 
 def _begin_namespace_delete(ctx: ApiContext, obj: JSON, dry_run: bool) -> JSON:
+    """Mark only. The store removes the namespace on the write that leaves both finalizer lists empty (here
+    already, when it had none)."""
     meta = obj["metadata"]
     if not meta.get("deletionTimestamp"):
         meta["deletionTimestamp"] = format_time(ctx.clock())
     obj.setdefault("status", {})["phase"] = "Terminating"
     if dry_run:
         return obj
-    result = ctx.store.update("namespaces", obj, check_resource_version=False)
-    if ctx.store.entry("namespaces", "", str(meta["name"])) is not None:
-        task = asyncio.get_running_loop().create_task(_finish_namespace(ctx, str(meta["name"])))
-        ctx.background.add(task)
-        task.add_done_callback(ctx.background.discard)
-    return result
-
-
-def _namespaced_keys(ctx: ApiContext) -> list[tuple[Any, str]]:
-    seen: dict[str, Any] = {}
-    for rtype in ctx.registry:
-        if rtype.namespaced and rtype.store_group is None:
-            seen.setdefault(rtype.key, rtype)
-    return [(rtype, key) for key, rtype in seen.items()]
-
-
-async def _finish_namespace(ctx: ApiContext, name: str) -> None:
-    requested: set[tuple[str, str]] = set()
-    while True:
-        remaining = 0
-        for rtype, key in _namespaced_keys(ctx):
-            for entry in ctx.store.entries(key, name):
-                remaining += 1
-                marker = (key, entry.name)
-                if marker in requested and entry.obj["metadata"].get("deletionTimestamp"):
-                    continue
-                requested.add(marker)
-                try:
-                    delete_one(ctx, rtype, name, entry.name, {"propagationPolicy": "Background"})
-                except errors.ApiError:
-                    pass
-                except Exception:
-                    log.exception("namespace cleanup failed for %s/%s", key, entry.name)
-        if remaining == 0:
-            break
-        await asyncio.sleep(_POLL)
-    ns_entry = ctx.store.entry("namespaces", "", name)
-    if ns_entry is None or not ns_entry.obj["metadata"].get("deletionTimestamp"):
-        return
-    obj = copy_json(ns_entry.obj)
-    obj.setdefault("spec", {}).pop("finalizers", None)
-    if obj["metadata"].get("finalizers"):
-        ctx.store.update("namespaces", obj, check_resource_version=False)
-        return  # someone else's finalizer: the store removes the namespace once it is released
-    ctx.store.delete("namespaces", "", name)
+    return ctx.store.update("namespaces", obj, check_resource_version=False)
 
 
 def _begin_crd_delete(ctx: ApiContext, obj: JSON, dry_run: bool) -> JSON:

@@ -25,13 +25,33 @@ _MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{
 _MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 
 
+NAMESPACE_FINALIZER = "kubernetes"  # the namespace controller's token in spec.finalizers
+
+
+def _is_namespace(rtype: ResourceType) -> bool:
+    return rtype.plural == "namespaces" and not rtype.group
+
+
 def reset_status_on_create(rtype: ResourceType, obj: JSON) -> None:
     if rtype.plural == "pods" and not rtype.group:
         obj["status"] = {"phase": "Pending"}  # qosClass: pod defaulting derives it from the defaulted spec
-    elif rtype.plural == "namespaces" and not rtype.group:
+    elif _is_namespace(rtype):
         obj["status"] = {"phase": "Active"}
     elif rtype.status and rtype.plural != "nodes":
         obj.pop("status", None)
+
+
+def _require_namespace_finalizer(obj: JSON) -> None:
+    """Every new namespace waits for the namespace controller: `kubernetes` is appended to whatever
+    spec.finalizers the request had."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    finalizers = spec.get("finalizers")
+    finalizers = list(finalizers) if isinstance(finalizers, list) else []
+    if NAMESPACE_FINALIZER not in finalizers:
+        finalizers.append(NAMESPACE_FINALIZER)
+    spec["finalizers"] = finalizers
 
 
 def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
@@ -43,6 +63,8 @@ def prepare_create(rtype: ResourceType, obj: JSON, now: float) -> None:
     if rtype.generation != GEN_NONE:
         meta["generation"] = 1
     reset_status_on_create(rtype, obj)
+    if _is_namespace(rtype):
+        _require_namespace_finalizer(obj)
 
 
 def _spec_part(obj: JSON, status_separate: bool) -> JSON:
@@ -72,6 +94,8 @@ def prepare_update(rtype: ResourceType, new: JSON, old: JSON) -> None:
             new["status"] = old["status"]
         else:
             new.pop("status", None)
+    if _is_namespace(rtype):
+        _keep_namespace_finalizers(new, old)  # only /finalize changes them
     if rtype.generation not in (GEN_NONE, GEN_CREATE):
         changed = _spec_part(new, rtype.status) != _spec_part(old, rtype.status)
         if rtype.generation == GEN_SPEC_ANNOTATIONS:
@@ -104,6 +128,36 @@ def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
     if "status" in new:
         result["status"] = new["status"]  # a body without status clears it, as the status strategies do
     return result
+
+
+def prepare_finalize_update(new: JSON, old: JSON) -> JSON:
+    """PUT /api/v1/namespaces/{name}/finalize: the stored namespace with the body's spec.finalizers (an
+    absent list is an empty one, as a Go client omits it), nothing else."""
+    result = {k: v for k, v in old.items() if k != "spec"}
+    result["metadata"] = dict(old["metadata"])
+    if new.get("metadata", {}).get("resourceVersion"):
+        result["metadata"]["resourceVersion"] = new["metadata"]["resourceVersion"]
+    if "managedFields" in new.get("metadata", {}):
+        result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
+    spec = dict(old.get("spec") or {})
+    finalizers = (new.get("spec") or {}).get("finalizers")
+    if finalizers:
+        spec["finalizers"] = finalizers
+    else:
+        spec.pop("finalizers", None)
+    result["spec"] = spec
+    return result
+
+
+def _keep_namespace_finalizers(new: JSON, old: JSON) -> None:
+    kept = (old.get("spec") or {}).get("finalizers")
+    spec = new.get("spec")
+    if not isinstance(spec, dict):
+        spec = new["spec"] = {}
+    if kept:
+        spec["finalizers"] = kept
+    else:
+        spec.pop("finalizers", None)
 
 
 def _micro_fields(rtype: ResourceType, obj: JSON) -> list[Any]:

@@ -223,7 +223,8 @@ class Controller:
         for watch in self.declare_watches():
             informer = self.informer(watch.resource, **watch.selectors())
             handler = watch.event_handler(self, self.queue.add)
-            self._registrations.append(informer.add_event_handler(handler, inline=watch.inline))
+            registration = informer.add_event_handler(handler, watch.resync_period, inline=watch.inline)
+            self._registrations.append(registration)
             self._watched.append(watch)
         self._registered = True
 

@@ -28,7 +28,12 @@ class Watch:
     `inline=True` declares the handler cheap and synchronous (it computes keys, updates in-memory state and
     enqueues, with no await and no I/O): the informer then calls it as each event is applied instead of
     through a buffer and a task of its own (manager.informers.listener). A slow inline handler delays the
-    informer and every other handler on it."""
+    informer and every other handler on it.
+
+    `resync_period` > 0 replays the informer's cache to this handler that often (as updates of each object
+    to itself, client-go's resync), for controllers that look at every object periodically whatever
+    happened (the namespace controller's --namespace-sync-period). It is the handler's: the informer is
+    shared all the same."""
 
     resource: GroupVersionResource
     namespace: str | None = field(default=None, kw_only=True)
@@ -36,6 +41,7 @@ class Watch:
     field_selector: str | None = field(default=None, kw_only=True)
     metadata_only: bool = field(default=False, kw_only=True)
     inline: bool = field(default=False, kw_only=True)
+    resync_period: float = field(default=0.0, kw_only=True)
 
     def selectors(self) -> Selectors:
         """The informer this declaration is served by, less its resource."""

@@ -11,6 +11,7 @@ import manager
 PUBLIC_API = {
     # manager.config.settings
     "ControllerFlags",
+    "Duration",
     # manager.apimachinery.resources
     "CONFIGMAPS",
     "CUSTOMRESOURCEDEFINITIONS",
