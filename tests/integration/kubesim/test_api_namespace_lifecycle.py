@@ -115,6 +115,9 @@ async def test_updates_deletes_and_access_reviews_still_work(api: Api) -> None:
         "spec": {"user": "u", "resourceAttributes": {"namespace": NS, "verb": "get", "resource": "pods"}},
     }
     await api.ok("POST", f"/apis/authorization.k8s.io/v1/namespaces/{NS}/localsubjectaccessreviews", review)
+    # kubesim, like kube-apiserver, does not empty the namespace: deleting its content is the client's part
+    held = await api.ok("DELETE", f"{BASE}/configmaps/old")
+    assert held["metadata"]["deletionTimestamp"]
     await api.ok(
         "PATCH", f"{BASE}/configmaps/old", {"metadata": {"finalizers": None}}, "application/merge-patch+json"
     )
