@@ -137,7 +137,9 @@ class Collector:
                 if dep.deleting_dependents:
                     # Owner and dependent both wait for dependents: unblock this item's references first so a
                     # cycle cannot wedge them (a coarse check with false positives, as upstream's).
-                    log.debug("unblocking owner references to break a possible cycle", item=str(item.identity))
+                    log.debug(
+                        "unblocking owner references to break a possible cycle", item=str(item.identity)
+                    )
                     await self.ops.patch(
                         item,
                         unblock_owner_refs_strategic_patch(item),

@@ -42,6 +42,12 @@ class MonitorHandler:
         self.push(GraphEvent(ADD, obj, self.api_version, self.kind))
 
     def on_update(self, old: Any, new: Any) -> None:
+        old_uid = (old.get("metadata") or {}).get("uid")
+        if old_uid != (new.get("metadata") or {}).get("uid"):
+            # Deleted and re-created under the same name while the watch was down: a relist shows it as an
+            # update. The old object is gone: say so, or its node would linger in the graph.
+            self.push(GraphEvent(DELETE, old, self.api_version, self.kind))
+            old = None
         self.push(GraphEvent(UPDATE, new, self.api_version, self.kind, old=old))
 
     def on_delete(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:

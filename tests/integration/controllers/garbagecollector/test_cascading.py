@@ -1,20 +1,44 @@
-"""Cascading deletion of Jobs and ReplicaSets as users do it: `kubectl delete` (Background unless
---cascade says otherwise), Foreground, Orphan, and a raw API DELETE of a Job without a policy (Orphan)."""
+"""Cascading deletion of Jobs and ReplicaSets as users do it: `kubectl delete` with no --cascade (kubectl
+sends Background), Background, Foreground and Orphan, and raw API DELETEs without a policy (a Job's pods are
+orphaned, a ReplicaSet's are collected)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kubesim import KubeSim
-from manager import JOBS, PODS, REPLICASETS
+from manager import JOBS, PODS, REPLICASETS, GroupVersionResource
 from tests.helpers import wait_for
 from tests.integration.controllers.garbagecollector.harness import NS, Env, needs_kubectl, running
 from tests.integration.controllers.job.harness import job_manifest
 from tests.integration.controllers.replicaset.harness import rs_manifest
 
-LONG_RUNNING = {"kubesim.aiokcm.io/run-seconds": "600"}
-SLOW_TO_STOP = {"kubesim.aiokcm.io/ready-after-seconds": "0", "kubesim.aiokcm.io/terminate-seconds": "1"}
+STAY_UP = "kubesim.aiokcm.io/run-seconds"  # Job pods run this long; ReplicaSet pods run forever anyway
+SLOW_TO_STOP = "kubesim.aiokcm.io/terminate-seconds"  # a deleted pod lingers this long before it goes
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str
+    gvr: GroupVersionResource
+
+    def manifest(self, name: str, *, slow_to_stop: bool = False) -> dict[str, Any]:
+        annotations = {STAY_UP: "600", "kubesim.aiokcm.io/ready-after-seconds": "0"}
+        if slow_to_stop:
+            annotations[SLOW_TO_STOP] = "1"
+        if self.gvr == JOBS:
+            return job_manifest(name, completions=2, parallelism=2, annotations=annotations)
+        return rs_manifest(name, 2, annotations=annotations)
+
+    def selector(self, name: str) -> str:
+        return f"batch.kubernetes.io/job-name={name}" if self.gvr == JOBS else f"app={name}"
+
+
+WORKLOADS = [Workload("job", JOBS), Workload("replicaset", REPLICASETS)]
 
 
 async def pods_with(env: Env, selector: str) -> list[dict[str, Any]]:
@@ -22,17 +46,20 @@ async def pods_with(env: Env, selector: str) -> list[dict[str, Any]]:
     return items
 
 
-async def running_pods(env: Env, selector: str, count: int) -> list[dict[str, Any]]:
-    """Wait for `count` pods matching `selector`, each in the garbage collector's graph."""
+async def start(
+    env: Env, workload: Workload, name: str, **kw: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Create the workload; wait for its two pods, each in the garbage collector's graph."""
+    owner = await env.client.create(workload.gvr, workload.manifest(name, **kw))
 
-    async def enough() -> list[dict[str, Any]] | None:
-        pods = await pods_with(env, selector)
-        return pods if len(pods) == count else None
+    async def both() -> list[dict[str, Any]] | None:
+        pods = await pods_with(env, workload.selector(name))
+        return pods if len(pods) == 2 else None
 
-    pods: list[dict[str, Any]] = await wait_for(enough, 10.0, message=f"{count} pods {selector}")
+    pods: list[dict[str, Any]] = await wait_for(both, 10.0, message=f"the pods of {workload.kind} {name}")
     for pod in pods:
         await env.in_graph(pod)
-    return pods
+    return owner, pods
 
 
 async def no_pods(env: Env, selector: str) -> None:
@@ -42,82 +69,81 @@ async def no_pods(env: Env, selector: str) -> None:
     await wait_for(none_left, 10.0, message=f"pods {selector} deleted")
 
 
-@needs_kubectl
-async def test_kubectl_delete_replicaset_is_background_and_collects_its_pods(
-    kubesim: KubeSim, tmp_path: Path
-) -> None:
-    async with running(kubesim, tmp_path) as env:
-        await env.client.create(REPLICASETS, rs_manifest("web", 2))
-        await running_pods(env, "app=web", 2)
-        await env.kubectl("delete", "replicaset", "web", "-n", NS, "--timeout=20s")
-        assert await env.get(REPLICASETS, "web") is None  # Background: the owner goes first, at once
-        await no_pods(env, "app=web")
+def refs_to(pod: dict[str, Any], owner: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in pod["metadata"].get("ownerReferences") or [] if r["uid"] == owner["metadata"]["uid"]]
 
 
 @needs_kubectl
-async def test_kubectl_delete_job_is_background_and_collects_its_pods(
-    kubesim: KubeSim, tmp_path: Path
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.kind)
+@pytest.mark.parametrize("cascade", [None, "background"], ids=["kubectl-default", "background"])
+async def test_background_deletes_the_owner_then_its_pods(
+    kubesim: KubeSim, tmp_path: Path, workload: Workload, cascade: str | None
 ) -> None:
     async with running(kubesim, tmp_path) as env:
-        await env.client.create(
-            JOBS, job_manifest("batch", completions=2, parallelism=2, annotations=LONG_RUNNING)
-        )
-        await running_pods(env, "batch.kubernetes.io/job-name=batch", 2)
-        await env.kubectl("delete", "job", "batch", "-n", NS, "--timeout=20s")
-        assert await env.get(JOBS, "batch") is None
-        await no_pods(env, "batch.kubernetes.io/job-name=batch")
+        await start(env, workload, "bg")
+        flags = [f"--cascade={cascade}"] if cascade else []
+        await env.kubectl("delete", workload.kind, "bg", "-n", NS, "--timeout=20s", *flags)
+        assert await env.get(workload.gvr, "bg") is None  # the owner goes at once
+        await no_pods(env, workload.selector("bg"))  # then the garbage collector takes its pods
+
+
+@needs_kubectl
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.kind)
+async def test_foreground_owner_waits_for_its_blocking_pods_then_goes(
+    kubesim: KubeSim, tmp_path: Path, workload: Workload
+) -> None:
+    async with running(kubesim, tmp_path, record=(PODS, workload.gvr)) as env:
+        _, pods = await start(env, workload, "fg", slow_to_stop=True)
+        assert all(ref.get("blockOwnerDeletion") for p in pods for ref in p["metadata"]["ownerReferences"])
+        await env.kubectl("delete", workload.kind, "fg", "-n", NS, "--cascade=foreground", "--wait=false")
+
+        async def waiting() -> bool:  # the pods take a second to stop: meanwhile the owner waits for them
+            owner = await env.get(workload.gvr, "fg")
+            finalizers = (owner or {}).get("metadata", {}).get("finalizers") or []
+            stopping = [
+                p
+                for p in await pods_with(env, workload.selector("fg"))
+                if p["metadata"].get("deletionTimestamp")
+            ]
+            return "foregroundDeletion" in finalizers and len(stopping) == 2
+
+        await wait_for(waiting, 5.0, message=f"the {workload.kind} waiting on terminating pods")
+        await env.wait_gone(workload.gvr, "fg")
+        assert not await pods_with(env, workload.selector("fg"))
+        pod_names = {p["metadata"]["name"] for p in pods}
+        order = [kind for kind, name in env.deleted if name in pod_names or name == "fg"]
+        assert order == ["Pod", "Pod", workload.gvr.kind], env.deleted
+
+
+@needs_kubectl
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.kind)
+async def test_orphan_keeps_the_pods_without_their_owner_reference(
+    kubesim: KubeSim, tmp_path: Path, workload: Workload
+) -> None:
+    async with running(kubesim, tmp_path) as env:
+        owner, pods = await start(env, workload, "orph")
+        await env.kubectl("delete", workload.kind, "orph", "-n", NS, "--cascade=orphan", "--timeout=20s")
+        assert await env.get(workload.gvr, "orph") is None  # kubectl waited for the orphan finalizer to go
+        left = await pods_with(env, workload.selector("orph"))
+        assert {p["metadata"]["uid"] for p in left} == {p["metadata"]["uid"] for p in pods}
+        assert not any(refs_to(pod, owner) for pod in left)
 
 
 async def test_api_delete_of_a_job_without_policy_orphans_its_pods(kubesim: KubeSim, tmp_path: Path) -> None:
     async with running(kubesim, tmp_path) as env:
-        job = await env.client.create(
-            JOBS, job_manifest("keep", completions=2, parallelism=2, annotations=LONG_RUNNING)
-        )
-        pods = await running_pods(env, "batch.kubernetes.io/job-name=keep", 2)
+        job, pods = await start(env, WORKLOADS[0], "keep")
         await env.client.delete(JOBS, "keep", NS)  # batch/v1 Jobs default to Orphan
         await env.wait_gone(JOBS, "keep")
-        left = await pods_with(env, "batch.kubernetes.io/job-name=keep")
+        left = await pods_with(env, WORKLOADS[0].selector("keep"))
         assert {p["metadata"]["uid"] for p in left} == {p["metadata"]["uid"] for p in pods}
-        for pod in left:
-            refs = pod["metadata"].get("ownerReferences") or []
-            assert all(ref["uid"] != job["metadata"]["uid"] for ref in refs), refs
+        assert not any(refs_to(pod, job) for pod in left)
 
 
-@needs_kubectl
-async def test_foreground_owner_waits_for_its_blocking_pods_then_goes(
+async def test_api_delete_of_a_replicaset_without_policy_collects_its_pods(
     kubesim: KubeSim, tmp_path: Path
 ) -> None:
-    async with running(kubesim, tmp_path, record=(PODS, REPLICASETS)) as env:
-        await env.client.create(REPLICASETS, rs_manifest("fg", 2, annotations=SLOW_TO_STOP))
-        pods = await running_pods(env, "app=fg", 2)
-        assert all(ref.get("blockOwnerDeletion") for p in pods for ref in p["metadata"]["ownerReferences"])
-        await env.kubectl("delete", "replicaset", "fg", "-n", NS, "--cascade=foreground", "--wait=false")
-
-        async def waiting() -> bool:  # the pods take a second to stop: meanwhile the owner waits for them
-            rs = await env.get(REPLICASETS, "fg")
-            terminating = [
-                p for p in await pods_with(env, "app=fg") if p["metadata"].get("deletionTimestamp")
-            ]
-            return bool(
-                rs and rs["metadata"].get("finalizers") == ["foregroundDeletion"] and len(terminating) == 2
-            )
-
-        await wait_for(waiting, 5.0, message="the ReplicaSet waiting on terminating pods")
-        await env.wait_gone(REPLICASETS, "fg")
-        assert not await pods_with(env, "app=fg")
-        order = [kind for kind, name in env.deleted if name.startswith("fg")]
-        assert order == ["Pod", "Pod", "ReplicaSet"], env.deleted
-
-
-@needs_kubectl
-async def test_orphan_keeps_the_pods_without_their_owner_reference(kubesim: KubeSim, tmp_path: Path) -> None:
     async with running(kubesim, tmp_path) as env:
-        rs = await env.client.create(REPLICASETS, rs_manifest("orph", 2))
-        pods = await running_pods(env, "app=orph", 2)
-        await env.kubectl("delete", "replicaset", "orph", "-n", NS, "--cascade=orphan", "--timeout=20s")
-        assert await env.get(REPLICASETS, "orph") is None  # kubectl waited for the orphan finalizer to go
-        left = await pods_with(env, "app=orph")
-        assert {p["metadata"]["uid"] for p in left} == {p["metadata"]["uid"] for p in pods}
-        for pod in left:
-            refs = pod["metadata"].get("ownerReferences") or []
-            assert all(ref["uid"] != rs["metadata"]["uid"] for ref in refs), refs
+        await start(env, WORKLOADS[1], "gone")
+        await env.client.delete(REPLICASETS, "gone", NS)  # apps/v1 defaults to Background
+        assert await env.get(REPLICASETS, "gone") is None
+        await no_pods(env, WORKLOADS[1].selector("gone"))

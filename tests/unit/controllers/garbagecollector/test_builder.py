@@ -8,7 +8,8 @@ from typing import Any
 
 from controllers.garbagecollector.builder import ADD, DELETE, UPDATE, GraphBuilder, GraphEvent
 from controllers.garbagecollector.graph import Node, ObjectReference
-from manager import RateLimitingQueue
+from controllers.garbagecollector.monitors import MonitorHandler
+from manager import DeletedFinalStateUnknown, GroupVersionResource, RateLimitingQueue
 
 TS = "2026-01-01T00:00:00Z"
 
@@ -258,3 +259,13 @@ def test_malformed_owner_references_link_nothing() -> None:
     )
     assert builder.uid_to_node["d"].owners == ()
     assert set(builder.uid_to_node) == {"d", "e", "o"}
+
+
+def test_a_relist_update_across_a_recreation_removes_the_old_node() -> None:
+    builder, _ = make()
+    handler = MonitorHandler(GroupVersionResource("", "v1", "configmaps", "ConfigMap"), builder.process)
+    handler.on_add(obj("first", "same-name"), False)
+    handler.on_update(obj("first", "same-name"), obj("second", "same-name"))
+    assert set(builder.uid_to_node) == {"second"}
+    handler.on_delete(DeletedFinalStateUnknown("ns/same-name", obj("second", "same-name")))
+    assert not builder.uid_to_node
