@@ -14,6 +14,12 @@ from typing import Any
 
 import structlog
 
+from controllers.garbagecollector.events import (
+    DELETE,
+    GraphEvent,
+    being_deleted,
+    deletion_starts_with,
+)
 from controllers.garbagecollector.graph import (
     FOREGROUND,
     ORPHAN,
@@ -33,46 +39,8 @@ from manager import Queue, QueueShutDown, RateLimitingQueue
 
 log = structlog.get_logger(__name__)
 
-ADD, UPDATE, DELETE = 0, 1, 2
 _YIELD_EVERY = 1000  # events applied between two yields to the loop (a 100k-object initial list)
 EventSink = Callable[[dict[str, Any], str, str, str], None]  # (involved object, type, reason, message)
-
-
-class GraphEvent:
-    """One change to apply (upstream `event`): `api_version`/`kind` are the monitor's resource's, since
-    metadata-only objects do not carry their own. No __eq__: two equal-looking events are still two events."""
-
-    __slots__ = ("api_version", "kind", "obj", "old", "type", "virtual")
-
-    def __init__(
-        self,
-        type: int,
-        obj: Mapping[str, Any],
-        api_version: str,
-        kind: str,
-        old: Mapping[str, Any] | None = None,
-        virtual: bool = False,
-    ) -> None:
-        self.type = type
-        self.obj = obj
-        self.old = old
-        self.api_version = api_version
-        self.kind = kind
-        self.virtual = virtual
-
-
-def _being_deleted(meta: Mapping[str, Any]) -> bool:
-    return bool(meta.get("deletionTimestamp"))
-
-
-def _deletion_starts_with(old: Mapping[str, Any] | None, meta: Mapping[str, Any], finalizer: str) -> bool:
-    """The object is being deleted with `finalizer`, and was not before (`deletionStartsWithFinalizer`)."""
-    if not _being_deleted(meta) or not has_finalizer(meta, finalizer):
-        return False
-    if old is None:
-        return True
-    old_meta = old.get("metadata") or {}
-    return not _being_deleted(old_meta) or not has_finalizer(old_meta, finalizer)
 
 
 class GraphBuilder:
@@ -144,8 +112,8 @@ class GraphBuilder:
                 node = Node(
                     self._identity(event, meta),
                     owner_refs(meta),
-                    being_deleted=_being_deleted(meta),
-                    deleting_dependents=_being_deleted(meta) and has_finalizer(meta, FOREGROUND),
+                    being_deleted=being_deleted(meta),
+                    deleting_dependents=being_deleted(meta) and has_finalizer(meta, FOREGROUND),
                 )
                 nodes[uid] = node
                 self.add_dependent_to_owners(node, node.owners)
@@ -197,7 +165,7 @@ class GraphBuilder:
                 self._enqueue_unblocked_owners(removed, changed)
                 self.add_dependent_to_owners(node, added)
                 self._remove_dependent_from_owners(node, removed)
-        if _being_deleted(meta):
+        if being_deleted(meta):
             node.being_deleted = True
         self.process_transitions(event.old, meta, node)
 
@@ -314,11 +282,11 @@ class GraphBuilder:
 
     def process_transitions(self, old: Mapping[str, Any] | None, meta: Mapping[str, Any], node: Node) -> None:
         """A deletion that starts now with `orphan` or `foregroundDeletion` (`processTransitions`)."""
-        if _deletion_starts_with(old, meta, ORPHAN):
+        if deletion_starts_with(old, meta, ORPHAN):
             log.debug("add item to attemptToOrphan", item=str(node.identity))
             self.attempt_to_orphan.add(node)
             return
-        if _deletion_starts_with(old, meta, FOREGROUND):
+        if deletion_starts_with(old, meta, FOREGROUND):
             log.debug("item waits for its dependents to be deleted", item=str(node.identity))
             node.deleting_dependents = True  # a node first seen as virtual lacks it
             for dep in node.dependents_list():

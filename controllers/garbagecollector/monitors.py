@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from controllers.garbagecollector.builder import ADD, DELETE, UPDATE, GraphEvent
+from controllers.garbagecollector.events import ADD, DELETE, UPDATE, GraphEvent
 from manager import (
     DeletedFinalStateUnknown,
     GroupVersionResource,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from controllers.garbagecollector.builder import ADD, DELETE, UPDATE, GraphBuilder, GraphEvent
+from controllers.garbagecollector.builder import GraphBuilder
+from controllers.garbagecollector.events import ADD, DELETE, UPDATE, GraphEvent
 from controllers.garbagecollector.graph import Node, ObjectReference
 from controllers.garbagecollector.monitors import MonitorHandler
 from manager import DeletedFinalStateUnknown, GroupVersionResource, RateLimitingQueue

@@ -9,7 +9,8 @@ import tracemalloc
 import uuid
 from typing import Any
 
-from controllers.garbagecollector.builder import ADD, GraphBuilder, GraphEvent
+from controllers.garbagecollector.builder import GraphBuilder
+from controllers.garbagecollector.events import ADD, GraphEvent
 from manager import RateLimitingQueue
 
 OBJECTS = 20_000  # enough for a stable per-object figure, fast enough for the quick suite
