@@ -175,9 +175,11 @@ class GarbageCollectorController(Controller):
             for waiter in waiters:
                 waiter.cancel()
 
-    async def _wait_synced(self, timeout: float) -> bool:
+    async def _wait_synced(self, timeout: float, synced: Callable[[], bool] | None = None) -> bool:
+        """Wait until `synced()` (default: every monitor has synced), at most `timeout` seconds."""
+        synced = synced or self.monitors.is_synced
         deadline = time.monotonic() + timeout
-        while not self.monitors.is_synced():
+        while not synced():
             if self.ctx.stopping.is_set() or time.monotonic() >= deadline:
                 return False
             await self._wait(min(_SYNC_POLL, max(0.0, deadline - time.monotonic())))
@@ -240,7 +242,9 @@ class GarbageCollectorController(Controller):
 
     # ------------------------------------------------------------------ workers (upstream Run)
     async def _collect(self, workers: int) -> None:
-        if await self._wait_synced(self.initial_sync_timeout):
+        # Also wait for the graph builder to apply the initial lists: an owner waiting for its dependents
+        # must not be judged before they are in the graph.
+        if await self._wait_synced(self.initial_sync_timeout, self.is_synced):
             self.log.info("all resource monitors have synced")
         elif self.ctx.stopping.is_set():
             return
