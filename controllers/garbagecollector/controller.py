@@ -11,6 +11,7 @@ deletable resources and adds or removes monitors; and, once the monitors have sy
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
@@ -77,7 +78,6 @@ class GarbageCollectorController(Controller):
         self.mapper = RestMapper()
         self.runs = 0
         self.collecting = False  # the workers have started
-        self._resync = asyncio.Event()
         self._new_state()
 
     def _new_state(self) -> None:
@@ -110,10 +110,6 @@ class GarbageCollectorController(Controller):
     def is_synced(self) -> bool:
         """Every monitor has synced and the graph builder has applied every event handed to it."""
         return self.monitors.is_synced() and self.builder.is_idle()
-
-    def request_resync(self) -> None:
-        """Read discovery now instead of at the end of the current period."""
-        self._resync.set()
 
     def debug_state(self) -> dict[str, Any]:
         return {
@@ -164,16 +160,10 @@ class GarbageCollectorController(Controller):
         self.attempt_to_delete.shut_down()
         self.attempt_to_orphan.shut_down()
 
-    async def _wait(self, timeout: float, *, resync: bool = False) -> None:
-        """Wait `timeout` seconds, less if stopping (or, with `resync`, if a resync is requested)."""
-        waiters = [asyncio.ensure_future(self.ctx.stopping.wait())]
-        if resync:
-            waiters.append(asyncio.ensure_future(self._resync.wait()))
-        try:
-            await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
+    async def _wait(self, timeout: float) -> None:
+        """Wait `timeout` seconds, less if the manager begins stopping."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ctx.stopping.wait(), timeout)
 
     async def _wait_synced(self, timeout: float, synced: Callable[[], bool] | None = None) -> bool:
         """Wait until `synced()` (default: every monitor has synced), at most `timeout` seconds."""
@@ -189,13 +179,12 @@ class GarbageCollectorController(Controller):
     async def _sync_loop(self) -> None:
         current: set[GroupVersionResource] = set()
         while not self.ctx.stopping.is_set():
-            self._resync.clear()
             try:
                 current = await self.sync_resources(current)
             except Exception as exc:  # the loop must outlive any one discovery round
                 RESOURCES_SYNC_ERRORS.inc()
                 self.log.error("garbage collector sync failed", error=f"{type(exc).__name__}: {exc}")
-            await self._wait(self.resync_period, resync=True)
+            await self._wait(self.resync_period)
 
     async def sync_resources(self, current: set[GroupVersionResource]) -> set[GroupVersionResource]:
         """One discovery round; returns the resources now monitored (`current` when nothing changed or the
