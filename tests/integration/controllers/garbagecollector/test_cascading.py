@@ -79,12 +79,16 @@ def refs_to(pod: dict[str, Any], owner: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_background_deletes_the_owner_then_its_pods(
     kubesim: KubeSim, tmp_path: Path, workload: Workload, cascade: str | None
 ) -> None:
-    async with running(kubesim, tmp_path) as env:
-        await start(env, workload, "bg")
+    async with running(kubesim, tmp_path, record=(PODS, workload.gvr)) as env:
+        _, pods = await start(env, workload, "bg")
         flags = [f"--cascade={cascade}"] if cascade else []
         await env.kubectl("delete", workload.kind, "bg", "-n", NS, "--timeout=20s", *flags)
         assert await env.get(workload.gvr, "bg") is None  # the owner goes at once
         await no_pods(env, workload.selector("bg"))  # then the garbage collector takes its pods
+        pod_names = {p["metadata"]["name"] for p in pods}
+        await wait_for(lambda: len(env.deleted) >= 3, 5.0, message="three deletions watched")
+        order = [kind for kind, name in env.deleted if name in pod_names or name == "bg"]
+        assert order == [workload.gvr.kind, "Pod", "Pod"], env.deleted
 
 
 @needs_kubectl
