@@ -192,10 +192,10 @@ def test_master_urls(given: str, used: str | None) -> None:
 def test_flags_of_controllers_that_are_not_installed_do_not_exist() -> None:
     core = settings_class([])
     assert "concurrent_job_syncs" not in core.model_fields
-    for name in ("concurrent_gc_syncs", "concurrent_widget_syncs"):
+    for name in ("concurrent_endpoint_syncs", "concurrent_widget_syncs"):
         assert name not in Settings.model_fields
-    with pytest.raises(ValidationError, match="concurrent_gc_syncs"):
-        Settings.load({"concurrent_gc_syncs": "20"})
+    with pytest.raises(ValidationError, match="concurrent_endpoint_syncs"):
+        Settings.load({"concurrent_endpoint_syncs": "20"})
 
 
 def test_a_flag_declared_twice_is_an_error_naming_both() -> None:
