@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from controllers.namespace import NamespaceController
-from manager import CONFIGMAPS, NAMESPACES, ApiClient, NotFound
+from manager import CONFIGMAPS, NAMESPACES, PODS, ApiClient, GroupVersionResource, NotFound
+from manager.testing import wait_for
 
 KUBECTL = shutil.which("kubectl")
+WIDGETS: GroupVersionResource = GroupVersionResource("example.aiokcm.io", "v1", "widgets", "Widget")
 
 
 class FastNamespaceController(NamespaceController):
@@ -120,3 +122,11 @@ async def kubectl(kubeconfig: str, cache: Path, *args: str, timeout: float = 60.
         await process.wait()
         raise
     return process.returncode or 0, output.decode()
+
+
+async def running_pods(client: ApiClient, ns: str, count: int) -> None:
+    async def running() -> bool:
+        pods = (await client.list(PODS, ns))["items"]
+        return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running") >= count
+
+    await wait_for(running, timeout=15, message=f"{count} running pods in {ns}")

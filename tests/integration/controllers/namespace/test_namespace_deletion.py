@@ -25,7 +25,6 @@ from manager import (
     PODS,
     REPLICASETS,
     ApiClient,
-    GroupVersionResource,
     NotFound,
     Request,
 )
@@ -33,6 +32,7 @@ from manager.testing import run_controllers, wait_for
 from tests.integration.controllers.job.harness import FastJobController
 from tests.integration.controllers.namespace.harness import (
     KUBECTL,
+    WIDGETS,
     FastNamespaceController,
     conditions,
     configmap,
@@ -42,18 +42,9 @@ from tests.integration.controllers.namespace.harness import (
     kubectl,
     namespace,
     replicaset,
+    running_pods,
     widget_crd,
 )
-
-WIDGETS: GroupVersionResource = GroupVersionResource("example.aiokcm.io", "v1", "widgets", "Widget")
-
-
-async def running_pods(client: ApiClient, ns: str, count: int) -> None:
-    async def running() -> bool:
-        pods = (await client.list(PODS, ns))["items"]
-        return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running") >= count
-
-    await wait_for(running, timeout=15, message=f"{count} running pods in {ns}")
 
 
 async def condition_true(client: ApiClient, name: str, ctype: str) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The TTL-after-finished controller against kubesim over HTTP, with the Job and ReplicaSet controllers
-running too. Without a garbage collector a Job deleted in the foreground stays with `foregroundDeletion`:
-these tests assert that much; its pods going is the garbage collector's part."""
+running too and no garbage collector, so a Job deleted in the foreground stays with `foregroundDeletion`:
+these tests assert that much. The Job and its pods going, with the garbage collector running, is in
+tests/integration/controllers/test_cascading_together.py."""
 
 from __future__ import annotations
 
