@@ -113,3 +113,16 @@ async def test_kubectl_delete_namespace_with_owned_custom_resources(tmp_path: Pa
         assert await gone(client, "shop")
         for gvr in (PODS, CONFIGMAPS, JOBS, REPLICASETS, WIDGETS):
             assert (await client.list(gvr, "shop"))["items"] == [], gvr
+
+
+async def test_one_informer_per_resource_for_the_whole_process() -> None:
+    async with run_controllers(*EVERY_CONTROLLER) as env:
+        gc = env.controller(QuickGarbageCollector)
+        await wait_for(gc.is_synced, message="the garbage collector's monitors")
+        informers = env.manager.cluster.factory.informers()
+        resources = [informer.gvr for informer in informers]
+        assert len(resources) == len(set(resources))  # pods, jobs, replicasets, namespaces: each once
+        by_resource = {informer.gvr: informer for informer in informers}
+        assert not by_resource[PODS].metadata_only  # the Job and ReplicaSet controllers' full pods informer
+        assert not by_resource[JOBS].metadata_only
+        assert by_resource[CONFIGMAPS].metadata_only  # only the garbage collector watches ConfigMaps
