@@ -119,7 +119,9 @@ async def test_one_informer_per_resource_for_the_whole_process() -> None:
     async with run_controllers(*EVERY_CONTROLLER) as env:
         gc = env.controller(QuickGarbageCollector)
         await wait_for(gc.is_synced, message="the garbage collector's monitors")
-        informers = env.manager.cluster.factory.informers()
+        cluster = env.manager.cluster
+        assert cluster is not None
+        informers = cluster.factory.informers()
         resources = [informer.gvr for informer in informers]
         assert len(resources) == len(set(resources))  # pods, jobs, replicasets, namespaces: each once
         by_resource = {informer.gvr: informer for informer in informers}
