@@ -25,10 +25,9 @@ def error_text(exc: BaseException) -> str:
 
 
 def is_namespace_terminating(exc: BaseException) -> bool:
-    if not isinstance(exc, ApiError):
-        return False
-    causes = exc.details.get("causes") or []
-    return any(isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in causes)
+    """A create refused because the namespace is being deleted: nothing to do and no event (upstream
+    controller_utils.go checks v1.NamespaceTerminatingCause)."""
+    return isinstance(exc, ApiError) and exc.has_cause("NamespaceTerminating")
 
 
 def _add_index_env(containers: list[Obj]) -> None:

@@ -47,11 +47,7 @@ class DeletePodError(Exception):
 
 
 def _namespace_terminating(exc: BaseException) -> bool:
-    details = getattr(exc, "details", None)
-    causes = details.get("causes") if isinstance(details, dict) else None
-    return isinstance(causes, list) and any(
-        isinstance(c, dict) and c.get("type") == "NamespaceTerminating" for c in causes
-    )
+    return isinstance(exc, ApiError) and exc.has_cause("NamespaceTerminating")
 
 
 async def manage_replicas(ctl: ReplicaSetController, pods: list[Obj], rs: Obj, key: str) -> None:

@@ -24,6 +24,14 @@ class ApiError(Exception):
         details = self.body.get("details")
         return details if isinstance(details, dict) else {}
 
+    def has_cause(self, cause: str) -> bool:
+        """Whether `details.causes` names `cause` (apimachinery's `HasStatusCause`); on the wire a cause's
+        type is its `reason` field, e.g. "NamespaceTerminating" for a create in a terminating namespace."""
+        causes = self.details.get("causes")
+        return isinstance(causes, list) and any(
+            isinstance(c, dict) and c.get("reason") == cause for c in causes
+        )
+
     @property
     def retry_after_seconds(self) -> float | None:
         """`details.retryAfterSeconds` of the Status, when the server suggested a delay."""

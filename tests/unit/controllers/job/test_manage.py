@@ -94,6 +94,6 @@ def test_error_text_and_namespace_terminating() -> None:
     err = Invalid(422, "Invalid", 'Pod "x" is invalid: bad')
     assert error_text(err) == 'Pod "x" is invalid: bad'
     terminating = ApiError(
-        403, "Forbidden", "ns is terminating", {"details": {"causes": [{"type": "NamespaceTerminating"}]}}
+        403, "Forbidden", "ns is terminating", {"details": {"causes": [{"reason": "NamespaceTerminating"}]}}
     )
     assert is_namespace_terminating(terminating) and not is_namespace_terminating(err)

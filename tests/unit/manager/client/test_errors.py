@@ -87,3 +87,12 @@ def test_too_large_resource_version_is_expired_like() -> None:
     assert is_expired(error_from_status(body))
     assert not is_expired(error_from_status(status(504, "Timeout")))
     assert not is_expired(error_from_status(status(500, "InternalError")))
+
+
+def test_has_cause_reads_the_wire_name_of_a_cause_type() -> None:
+    cause = {"reason": "NamespaceTerminating", "message": "namespace x is being terminated"}
+    status = {"kind": "Status", "code": 403, "reason": "Forbidden", "details": {"causes": [cause]}}
+    error = errors.error_from_status(status)
+    assert error.has_cause("NamespaceTerminating")
+    assert not error.has_cause("FieldValueInvalid")
+    assert not errors.error_from_status({"code": 403, "details": {"causes": "junk"}}).has_cause("x")
