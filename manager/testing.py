@@ -97,12 +97,15 @@ async def run_manager(
     *controllers: type[Controller],
     flags: Mapping[str, Any] | None = None,
     sync_timeout: float = 10.0,
+    wait_for_sync: bool = True,
 ) -> AsyncIterator[Manager]:
     """Run the manager with `controllers` against the API server at `master` for the `async with` block;
     yields it once every controller's informers have synced.
 
     No leader election, the health server on a free port of 127.0.0.1, no client-side rate limit, a 2 s
-    shutdown grace period; `flags` (by field name, e.g. `{"concurrent_job_syncs": 2}`) sets any other."""
+    shutdown grace period; `flags` (by field name, e.g. `{"concurrent_job_syncs": 2}`) sets any other.
+    `wait_for_sync=False` yields once the controllers are built, without waiting for their informers (to
+    test a controller whose resource is not served yet)."""
     settings_cls = Settings.with_flags(c.flags for c in controllers if c.flags is not None)
     options: dict[str, Any] = {
         "master": master,
@@ -125,7 +128,10 @@ async def run_manager(
             return (
                 cluster is not None
                 and len(cluster.controllers) == len(controllers)
-                and all(all(r.has_synced() for r in c.registrations()) for c in cluster.controllers)
+                and (
+                    not wait_for_sync
+                    or all(all(r.has_synced() for r in c.registrations()) for c in cluster.controllers)
+                )
             )
 
         await wait_for(synced, sync_timeout, message="the controllers' informers to sync")
@@ -161,17 +167,20 @@ async def run_controllers(
     *controllers: type[Controller],
     flags: Mapping[str, Any] | None = None,
     sync_timeout: float = 10.0,
+    wait_for_sync: bool = True,
     **kubesim_options: Any,
 ) -> AsyncIterator[TestEnv]:
     """Run kubesim and a manager with `controllers` for the duration of the `async with` block.
 
-    `flags` as for `run_manager`; `kubesim_options` go to `KubeSim` (e.g. `nodes=1`, `kubelet=False`,
-    `clock=ManualClock()`)."""
+    `flags` and `wait_for_sync` as for `run_manager`; `kubesim_options` go to `KubeSim` (e.g. `nodes=1`,
+    `kubelet=False`, `clock=ManualClock()`)."""
     kubesim_options.setdefault("port", 0)
     kubesim_options.setdefault("nodes", 3)
     async with (
         KubeSim(**kubesim_options) as sim,
-        run_manager(sim.url, *controllers, flags=flags, sync_timeout=sync_timeout) as manager,
+        run_manager(
+            sim.url, *controllers, flags=flags, sync_timeout=sync_timeout, wait_for_sync=wait_for_sync
+        ) as manager,
     ):
         client = await create_client(master=sim.url)
         try:

@@ -251,7 +251,7 @@ class Controller:
     async def wait_for_sync(self) -> None:
         """Wait until every informer this controller watches has synced and handed its initial list to the
         controller's handlers."""
-        from manager.controller.worker import wait_for_sync
+        from manager.controller.cachesync import wait_for_sync
 
         self.setup()
         await wait_for_sync(self)
@@ -274,6 +274,13 @@ class Controller:
             self.queue.shut_down_with_drain(),
             *(secondary.queue.shut_down_with_drain() for secondary in self.secondary_queues()),
         )
+
+    def sync_problem(self) -> str | None:
+        """Why the workers are waiting for the informers (each unsynced one and its last list error), or
+        None; the manager fails this controller's readiness check with it."""
+        from manager.controller.cachesync import sync_problem
+
+        return sync_problem(self)
 
     def debug_state(self) -> dict[str, Any]:
         """Queue, workers and the last reconcile error, merged into /debug/controllers."""

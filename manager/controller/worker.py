@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
+from manager.controller.cachesync import sync_problem, wait_for_sync
 from manager.controller.reconcile import Request, Result, TerminalError
 from manager.workqueue import QueueShutDown, RateLimitingQueue
 
@@ -120,7 +121,6 @@ PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
     NotImplementedError,
 )
 
-SYNC_POLL_INTERVAL = 0.05
 # reconcile_id: unique per process run without a urandom read per reconcile.
 _RUN_PREFIX = os.urandom(4).hex()
 _RECONCILE_IDS = itertools.count(1)
@@ -132,6 +132,7 @@ class ReconcileStats:
     """What /debug/controllers shows about one controller's reconciles (the metrics have the rest)."""
 
     workers_started: bool = False
+    waiting_for_sync: bool = False
     reconciles: int = 0
     errors: int = 0
     last_error: str | None = None
@@ -147,6 +148,7 @@ def debug_state(ctl: Controller) -> dict[str, Any]:
         "workers": ctl.workers(),
         "workers_started": stats.workers_started,
         "informers_synced": all(r.has_synced() for r in ctl.registrations()),
+        "waiting_for_sync": sync_problem(ctl),
         "queue_depth": len(queue),
         "queue_waiting": queue.waiting,
         "in_flight": sorted(str(request) for request in queue.processing)[:DEBUG_MAX_KEYS],
@@ -178,17 +180,6 @@ def init_metrics(controller: str) -> None:
     RECONCILE_PANICS.labels(controller)
     RECONCILE_TIME.labels(controller)
     ACTIVE_WORKERS.labels(controller)
-
-
-async def wait_for_sync(ctl: Controller) -> None:
-    """Wait until every informer the controller watches has synced and handed its initial list to the
-    controller's handlers (so the queue holds every existing key before the first worker starts)."""
-    registrations = ctl.registrations()
-    for registration in registrations:
-        await registration.informer.wait_for_cache_sync()
-    # A registration exposes has_synced() only; the gap after the informer's own sync is short.
-    while not all(r.has_synced() for r in registrations):  # noqa: ASYNC110
-        await asyncio.sleep(SYNC_POLL_INTERVAL)
 
 
 async def run_workers(ctl: Controller) -> None:

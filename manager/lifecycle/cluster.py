@@ -2,7 +2,8 @@
 broadcaster, leader election and the ControllerContext every controller receives.
 
 Start order (the Manager's groups): server → caches (event sender started, every controller's handlers
-registered, informers started and synced) → leader election (returns once we lead) → controllers. Stop in
+registered, informers started; each controller later waits for its own informers) → leader election
+(returns once we lead) → controllers. Stop in
 reverse: controllers, then the lease is released, then informers and the event sender stop, then the client
 closes. Losing the lease requests an immediate, non-graceful shutdown with exit code 1.
 
@@ -12,6 +13,7 @@ manager running only shell controllers never pays for importing kubernetes-async
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import structlog
@@ -33,7 +35,10 @@ CACHE_SYNC_LOG_EVERY = 30.0
 
 
 class CachesRunnable:
-    """The CACHES group member: starts the event sender and the informers, returns once all are synced."""
+    """The CACHES group member: starts the event sender and the informers, and returns without waiting for
+    them: each controller waits for its own informers (manager.controller.cachesync), so one that cannot
+    sync (a CRD not installed yet) holds back only the controllers that watch it. A task logs "caches
+    synced" once all have, and which are still waiting every CACHE_SYNC_LOG_EVERY seconds until then."""
 
     def __init__(
         self, factory: InformerFactory, broadcaster: EventBroadcaster, controllers: list[Controller]
@@ -41,23 +46,30 @@ class CachesRunnable:
         self.factory = factory
         self.broadcaster = broadcaster
         self.controllers = controllers
+        self._reporter: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self.broadcaster.start()
         for controller in self.controllers:
             controller.setup()  # handlers first, so they see the initial lists
         self.factory.start()
+        self._reporter = asyncio.get_running_loop().create_task(self._report_sync(), name="cache-sync-log")
+
+    async def _report_sync(self) -> None:
         # One informer at a time rather than the factory's gather: cancelling a gather at shutdown leaves
-        # asyncio logging "exception was never retrieved"; the total wait is the same.
+        # asyncio logging "exception was never retrieved".
         for informer in self.factory.informers():
             while not await informer.wait_for_cache_sync(timeout=CACHE_SYNC_LOG_EVERY):
                 log.warning(
                     "waiting for informer caches to sync",
-                    unsynced=[i.name for i in self.factory.informers() if not i.has_synced()],
+                    unsynced=[i.health() for i in self.factory.informers() if not i.has_synced()],
                 )
         log.info("caches synced", informers=len(self.factory.informers()))
 
     async def stop(self) -> None:
+        if self._reporter is not None:
+            self._reporter.cancel()
+            await asyncio.gather(self._reporter, return_exceptions=True)
         await self.factory.shutdown()
         await self.broadcaster.stop()
 

@@ -245,12 +245,14 @@ class Manager:
                     f"controller {info.name} failed to initialise: {type(exc).__name__}: {exc}"
                 ) from exc
             details = getattr(instance, "debug_state", None)
+            waiting = getattr(instance, "sync_problem", None)
             supervised = SupervisedController(
                 info.name,
                 instance.run,
                 self.stopping,
                 **self._supervisor_timing,
                 details=details if callable(details) else None,
+                waiting=waiting if callable(waiting) else None,
             )
             if callable(getattr(instance, "drain", None)):
                 drains[info.name] = instance.drain

@@ -53,9 +53,11 @@ class SupervisedController:
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         details: Callable[[], dict[str, Any]] | None = None,
+        waiting: Callable[[], str | None] | None = None,
     ) -> None:
         self.name = name
         self._details = details  # the controller's own view (queue, workers, last reconcile error)
+        self._waiting = waiting  # why a running controller's workers have not started (unsynced informers)
         self._target = target
         self._stopping = stopping
         self._initial_backoff = initial_backoff
@@ -71,12 +73,16 @@ class SupervisedController:
         self._log = log.bind(controller=name)
 
     def health_check(self) -> str | None:
-        """Fails only while the loop is down; pending and stopped controllers are not unhealthy."""
+        """Fails while the loop is down, or running but waiting for its informers (a CRD not installed
+        yet); pending and stopped controllers are not unhealthy."""
         if self.state is State.RESTARTING:
             return (
                 f"controller {self.name} is down after {self.restarts} crash(es), "
                 f"restarting in {self.backoff_seconds:g}s; last error: {self.last_error}"
             )
+        if self.state is State.RUNNING and self._waiting is not None:
+            reason = self._waiting()
+            return f"controller {self.name} is {reason}" if reason else None
         return None
 
     def snapshot(self) -> dict[str, Any]:
