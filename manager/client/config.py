@@ -13,13 +13,28 @@ from __future__ import annotations
 
 import base64
 import os
+import platform
 import ssl
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def default_user_agent() -> str:
+    """`aiokcm/<version> (<os>/<arch>) python/<version>`, as client-go's DefaultKubernetesUserAgent names the
+    binary, its version and platform; component clients append `/<component>`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("aiokcm")
+    except PackageNotFoundError:
+        ours = "unknown"
+    python = ".".join(map(str, sys.version_info[:3]))
+    return f"aiokcm/v{ours} ({sys.platform}/{platform.machine().lower() or 'unknown'}) python/{python}"
 
 
 @dataclass
@@ -29,7 +44,7 @@ class RestConfig:
     host: str
     ssl_context: ssl.SSLContext | None = None
     tls_server_name: str | None = None
-    user_agent: str = "aiokcm/0.1"
+    user_agent: str = field(default_factory=lambda: default_user_agent())
     _configuration: Any = None  # kubernetes_asyncio Configuration, for token refresh hooks
     _loader: Any = None  # kubeconfig loader, for exec-plugin token refresh
     _static_headers: dict[str, str] = field(default_factory=dict)

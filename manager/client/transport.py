@@ -9,11 +9,12 @@ client CPU; watches, which stream for minutes, go through one aiohttp session.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
@@ -85,7 +86,9 @@ class Transport:
         # Per-request costs kept off the hot path: the latency histogram per verb, and the request head's
         # fixed lines.
         self._durations: dict[str, FastHistogram] = {}
-        self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {config.user_agent}\r\n"
+        self.user_agent = config.user_agent
+        self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
+        self._root: Transport | None = None  # the client whose connections a component client shares
         # Every watch pins one HTTP/1.1 connection of the aiohttp session for minutes, so that session has no
         # connection limit (a limit would make the watch after it wait forever); unary requests have their own
         # bounded pool.
@@ -94,9 +97,34 @@ class Transport:
         self._pool: Http11Pool | None = None
         self._credentials_generation = config.credentials_generation
 
+    def for_component(self, name: str, *, qps: float | None = None, burst: int | None = None) -> Self:
+        """A client for one component (a controller, the event recorder, the informers), as
+        kube-controller-manager's client builder gives each controller its own: the same server, credentials
+        and connections, but its own rate limiter (`qps`/`burst`, by default this client's) and its own user
+        agent, `<this user agent>/<name>`, so one busy component neither starves the others nor hides in
+        the API server's audit log. Closing it closes nothing: the client it came from owns the connections.
+        """
+        derived = copy.copy(self)
+        derived._root = self._root or self
+        derived.rate_limiter = TokenBucket(
+            self.rate_limiter.qps if qps is None else qps,
+            self.rate_limiter.burst if burst is None else burst,
+        )
+        derived.user_agent = f"{self.user_agent}/{name}"
+        derived._fixed_head = f"Host: {self.host}\r\nUser-Agent: {derived.user_agent}\r\n"
+        derived._durations = self._durations
+        return derived
+
+    @property
+    def root(self) -> Transport:
+        """The client that owns the connections: this one, or the one `for_component` derived it from."""
+        return self._root or self
+
     @property
     def session(self) -> aiohttp.ClientSession:
         """The aiohttp session for watches."""
+        if self._root is not None:
+            return self._root.session
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=0, ssl=self.config.ssl_context or False)
             self._session = aiohttp.ClientSession(
@@ -109,6 +137,8 @@ class Transport:
     @property
     def pool(self) -> Http11Pool:
         """The keep-alive pool for unary requests."""
+        if self._root is not None:
+            return self._root.pool
         if self._pool is None:
             url = self._url
             secure = url.scheme == "https"
@@ -123,6 +153,8 @@ class Transport:
         return self._pool
 
     async def close(self) -> None:
+        if self._root is not None:
+            return  # the connections are the root client's
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
@@ -160,8 +192,9 @@ class Transport:
             headers = await self.config.auth_headers()
             if self.config.credentials_generation != self._credentials_generation:
                 self._credentials_generation = self.config.credentials_generation
-                if self._pool is not None:
-                    self._pool.close_idle()
+                root = self._root or self
+                if root._pool is not None:
+                    root._pool.close_idle()
             started = time.monotonic()
             try:
                 status, result, payload, retry_after_header = await attempt_once(headers)
@@ -219,6 +252,7 @@ class Transport:
 
         async def attempt_once(headers: dict[str, str]) -> Reply[aiohttp.ClientResponse]:
             headers["Accept"] = accept
+            headers["User-Agent"] = self.user_agent
             response = await self.session.request(
                 method,
                 url,

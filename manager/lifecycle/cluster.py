@@ -83,8 +83,11 @@ class Cluster:
 
         self.manager = manager
         self.client = client
-        self.factory = InformerFactory(client)
-        self.broadcaster = EventBroadcaster(client)
+        # As kube-controller-manager's client builder: every component its own rate limiter and user agent
+        # over the one connection pool, so a busy controller cannot starve the event sender, the informers'
+        # lists, the lease renewals or another controller.
+        self.factory = InformerFactory(client.for_component("shared-informers"))
+        self.broadcaster = EventBroadcaster(client.for_component("event-broadcaster"))
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
 
@@ -93,7 +96,7 @@ class Cluster:
             settings=base.settings,
             health=base.health,
             logger=base.logger,
-            client=self.client,
+            client=self.client.for_component(info.name),
             informers=self.factory,
             events=self.broadcaster.recorder,
             stopping=base.stopping,
@@ -125,7 +128,7 @@ async def install(manager: Manager) -> None:
     manager.health.add("informers", cluster.factory.readiness_check, livez=False)
     if settings.leader_elect:
         cluster.elector = LeaderElector(
-            client,
+            client.for_component("leader-election"),
             settings.leader_elect_resource_name,
             settings.leader_elect_resource_namespace,
             lease_duration=settings.leader_elect_lease_duration,

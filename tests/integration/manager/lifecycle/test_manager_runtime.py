@@ -48,7 +48,7 @@ class LeaderOnly(Controller):
     watches = (For(CONFIGMAPS, label_selector=LABEL),)
 
     async def reconcile(self, request: Request) -> Result:
-        RECONCILES.append((self.name, id(self.ctx.client), asyncio.get_running_loop().time()))
+        RECONCILES.append((self.name, id(self.client.root), asyncio.get_running_loop().time()))
         return Result(requeue_after=0.05)
 
 
