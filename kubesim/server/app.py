@@ -149,8 +149,8 @@ def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
     crd.follow(ctx)
     if faults is not None:
         app.router.add_routes(faults.routes)
-    # go-restful serves the /version web service's root route on both spellings (the official Python client's
-    # VersionApi asks "/version/"); /healthz, /livez, /readyz and /openapi/v2 are exact paths: a slash is a 404
+    # go-restful serves the /version web service's root route on both spellings (the official Python client
+    # asks "/version/"); /healthz, /livez, /readyz and /openapi/v2 are exact paths: a slash is a 404
     for path in ("/version", "/version/"):
         app.router.add_get(path, version)
     for path in ("/healthz", "/livez", "/readyz"):

@@ -75,8 +75,17 @@ def test_column_cell(path: str, column_type: str, cell: Any) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(-5, "<invalid>"), (-0.5, "0s"), (45, "45s"), (200, "3m20s"), (3 * 86400 + 4 * 3600, "3d4h")]
-    + [(800 * 86400, "2y70d"), (730 * 86400, "2y"), (9 * 365 * 86400, "9y"), (400 * 86400, "400d")],
+    [
+        (-5, "<invalid>"),
+        (-0.5, "0s"),
+        (45, "45s"),
+        (200, "3m20s"),
+        (3 * 86400 + 4 * 3600, "3d4h"),
+        (400 * 86400, "400d"),
+        (730 * 86400, "2y"),
+        (800 * 86400, "2y70d"),
+        (9 * 365 * 86400, "9y"),
+    ],
 )
 def test_human_duration(seconds: float, text: str) -> None:
     assert human_duration(seconds) == text

@@ -1,5 +1,5 @@
-"""The Kubernetes JSONPath dialect against a table of cases: what k8s.io/client-go/util/jsonpath finds (missing
-keys allowed, as the CRD table convertor sets) and how each result prints."""
+"""The Kubernetes JSONPath dialect against a table of cases: what k8s.io/client-go/util/jsonpath finds
+(missing keys allowed, as the CRD table convertor sets) and how each result prints."""
 
 from __future__ import annotations
 
