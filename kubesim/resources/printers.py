@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kubesim.resources.crd_columns import column_cell
 from kubesim.resources.types import ResourceType
 
 JSON = dict[str, Any]
@@ -24,11 +25,16 @@ def _get(obj: JSON, path: str, default: Any = None) -> Any:
 
 
 def human_duration(seconds: float) -> str:
-    """kubectl's short human duration: 45s, 3m20s, 12m, 5h3m, 20h, 3d4h, 12d."""
-    s = max(0, int(seconds))
+    """apimachinery's duration.HumanDuration: 45s, 3m20s, 12m, 5h3m, 20h, 3d4h, 12d, 2y30d, 9y; a time more
+    than a second in the future is "<invalid>" (a second of clock skew reads as 0s)."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
     if s < 120:
         return f"{s}s"
-    minutes, hours, days = s // 60, s // 3600, s // 86400
+    minutes, hours = s // 60, s // 3600
     if minutes < 10:
         return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
     if hours < 3:
@@ -37,9 +43,14 @@ def human_duration(seconds: float) -> str:
         return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
     if hours < 48:
         return f"{hours}h"
-    if days < 8:
-        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
-    return f"{days}d"
+    if hours < 24 * 8:
+        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        years, days = hours // 24 // 365, (hours // 24) % 365
+        return f"{years}y{days}d" if days else f"{years}y"
+    return f"{hours // 24 // 365}y"
 
 
 def _age(obj: JSON) -> str:
@@ -251,32 +262,25 @@ DEFAULT_COLUMNS: list[Column] = [
 ]
 
 
-def _path_cell(path: str, column_type: str) -> Callable[[JSON], Any]:
-    if column_type == "date":  # dates print as an age, as the apiserver's CRD table convertor does
-        return lambda obj: _age({"metadata": {"creationTimestamp": _get(obj, path, "")}})
-    return lambda obj: _get(obj, path, "")
-
-
-def _crd_columns(crd: JSON, version: str) -> list[Column] | None:
+def _crd_columns(crd: JSON, version: str) -> list[Column]:
+    """Name, then the version's additionalPrinterColumns; without any, Age (the apiextensions-apiserver's
+    default column, where built-in types without a printer get Created At)."""
     for served in _get(crd, "spec.versions", []) or []:
         if served.get("name") == version and served.get("additionalPrinterColumns"):
-            columns: list[Column] = [_NAME]
-            for col in served["additionalPrinterColumns"]:
-                path = str(col.get("jsonPath", "")).lstrip(".")
-                columns.append(
-                    (
-                        col.get("name", ""),
-                        col.get("type", "string"),
-                        col.get("format", ""),
-                        int(col.get("priority", 0)),
-                        _path_cell(path, str(col.get("type", "string"))),
-                    )
+            return [_NAME] + [
+                (
+                    str(col.get("name", "")),
+                    str(col.get("type", "string")),
+                    str(col.get("format", "")),
+                    int(col.get("priority", 0)),
+                    column_cell(str(col.get("jsonPath", "")), str(col.get("type", "string")), human_duration),
                 )
-            return columns
-    return None
+                for col in served["additionalPrinterColumns"]
+            ]
+    return [_NAME, ("Age", "date", "", 0, _age)]
 
 
 def columns_for(rtype: ResourceType) -> list[Column]:
     if rtype.crd is not None:
-        return _crd_columns(rtype.crd, rtype.version) or DEFAULT_COLUMNS
+        return _crd_columns(rtype.crd, rtype.version)
     return PRINTERS.get(rtype.printer, DEFAULT_COLUMNS)

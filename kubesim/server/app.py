@@ -149,7 +149,10 @@ def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
     crd.follow(ctx)
     if faults is not None:
         app.router.add_routes(faults.routes)
-    app.router.add_get("/version", version)
+    # go-restful serves the /version web service's root route on both spellings (the official Python client
+    # asks "/version/"); /healthz, /livez, /readyz and /openapi/v2 are exact paths: a slash is a 404
+    for path in ("/version", "/version/"):
+        app.router.add_get(path, version)
     for path in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(path, healthz)
     openapi.add_routes(app, ctx.registry)

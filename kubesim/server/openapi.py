@@ -7,8 +7,10 @@ What clients need from these documents (the apiserver serves them from kube-open
   a `patch` operation carrying `x-kubernetes-group-version-kind` and a `fieldValidation` query parameter
   lets kubectl skip client-side validation and send `fieldValidation=Strict`.
 - `kubectl explain` reads `components.schemas` entries tagged with `x-kubernetes-group-version-kind`.
-- client-side apply may ask `/openapi/v2` with a protobuf-only Accept: answered 406 (client-go then falls
-  back, exactly as with a 404); any Accept allowing JSON gets the Swagger 2 JSON document.
+- kubectl validating client-side (a kind its OpenAPI v3 lacks, e.g. a custom resource applied in the file that
+  creates its CRD) asks `/openapi/v2` with a protobuf-only Accept and fails the object on any error: it gets
+  gnostic's protobuf (kubesim.server.openapi_pb), skips kinds missing there, and the object then fails its
+  REST mapping ("ensure CRDs are installed first"), as on a real cluster. JSON Accepts get Swagger 2 JSON.
 
 `registry` is kubesim-core's `kubesim.resources.catalog.Registry`; only what `TypeRegistry` declares is used:
 iteration over served types (`ServedType`: group, version, plural, kind, namespaced, and an optional
@@ -27,11 +29,13 @@ import orjson
 from aiohttp import web
 
 from kubesim.schema import schemas
+from kubesim.server import openapi_pb
 from kubesim.status.body import status_body
 
 JSON = dict[str, Any]
 _DEFS_PREFIX = "#/$defs/"
 _SERVER_VERSION = f"v1.{schemas.SERVER_MINOR}.0"
+_V2_PROTOBUF_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 
 class ServedType(Protocol):
@@ -252,6 +256,7 @@ class _Documents:
         self.generation = registry.generation
         self._registry = list(registry)
         self._v2: bytes | None = None
+        self._v2_protobuf: bytes | None = None
         self.v3: dict[str, bytes] = {
             gv: orjson.dumps(doc) for gv, doc in build_v3_group_versions(self._registry).items()
         }
@@ -271,13 +276,26 @@ class _Documents:
             self._v2 = orjson.dumps(build_v2(self._registry))
         return self._v2
 
+    @property
+    def v2_protobuf(self) -> bytes:
+        if self._v2_protobuf is None:
+            self._v2_protobuf = openapi_pb.encode_document(orjson.loads(self.v2))
+        return self._v2_protobuf
 
-def _accepts_json(request: web.Request) -> bool:
+
+def _v2_form(request: web.Request) -> str | None:
+    """ "json" or "protobuf" by the first Accept clause naming one (kube-openapi negotiates in the client's
+    order), None when neither is acceptable."""
     accept = request.headers.get("Accept", "")
     if not accept:
-        return True
-    kinds = [part.split(";")[0].strip() for part in accept.split(",")]
-    return any(k in ("application/json", "*/*", "application/*") for k in kinds)
+        return "json"
+    for part in accept.split(","):
+        kind = part.split(";")[0].strip()
+        if kind == openapi_pb.MEDIA_TYPE:
+            return "protobuf"
+        if kind in ("application/json", "*/*", "application/*"):
+            return "json"
+    return None
 
 
 def add_routes(app: web.Application, registry: TypeRegistry) -> None:
@@ -293,10 +311,14 @@ def add_routes(app: web.Application, registry: TypeRegistry) -> None:
         return web.Response(body=body, content_type="application/json")
 
     async def v2(request: web.Request) -> web.Response:
-        if not _accepts_json(request):
+        form = _v2_form(request)
+        if form == "protobuf":
+            return web.Response(body=documents().v2_protobuf, content_type=_V2_PROTOBUF_CONTENT_TYPE)
+        if form is None:
             status = status_body(
                 "Failure",
-                message="only the following media types are accepted: application/json",
+                message="only the following media types are accepted: application/json, "
+                + openapi_pb.MEDIA_TYPE,
                 reason="NotAcceptable",
                 code=406,
             )

@@ -83,12 +83,14 @@ async def test_v3_components_carry_gvk_for_kubectl_explain(served: Any) -> None:
     assert (await missing.json())["reason"] == "NotFound"
 
 
-async def test_v2_json_and_protobuf_only_accept(served: Any) -> None:
+async def test_v2_json_and_protobuf(served: Any) -> None:
     client, _ = served
     protobuf = await client.get(
         "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
     )
-    assert protobuf.status == 406
+    assert protobuf.status == 200  # gnostic's openapi.v2.Document, which kubectl's validation reads
+    assert (await protobuf.read()).startswith(b"\n\x032.0")
+    assert (await client.get("/openapi/v2", headers={"Accept": "text/html"})).status == 406
     response = await client.get("/openapi/v2", headers={"Accept": "application/json"})
     assert response.status == 200
     document = await response.json()
