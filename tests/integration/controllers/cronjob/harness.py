@@ -87,6 +87,14 @@ class CronEnv:
         for name in names:
             self.ctl.queue.add(Request(NS, name))
 
+    def set_time(self, when: float, *names: str) -> None:
+        """Set the controller's clock to `when` (Unix seconds) and have it look at `names` now."""
+        self.tick(when - self.clock(), *names)
+
+    def next_hour(self) -> float:
+        """The first whole hour after the controller's current time."""
+        return (self.clock() // HOUR + 1) * HOUR
+
     async def jobs(self, cronjob_name: str) -> list[dict[str, Any]]:
         items = (await self.client.list(JOBS, NS))["items"]
         owned = []

@@ -56,4 +56,4 @@ async def test_time_zone_annotation_and_the_next_time_is_requeued() -> None:
         status = (await cron.wait_status("london", lambda s: s.get("active")))["status"]
         assert active_names(status) == [job["metadata"]["name"]]
         # The controller queued the CronJob for its next time (requeue_after, not polling).
-        assert cron.ctl.queue.waiting() >= 1
+        assert cron.ctl.queue.waiting >= 1
