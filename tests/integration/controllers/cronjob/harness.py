@@ -80,6 +80,14 @@ class CronEnv:
         got: dict[str, Any] = await self.client.get(CRONJOBS, name, NS)
         return got
 
+    async def cached(self, name: str) -> dict[str, Any]:
+        """The controller's cached copy of a CronJob, once its informer has it."""
+
+        def present() -> dict[str, Any] | None:
+            return self.ctl.cronjobs.get_by_key(f"{NS}/{name}")
+
+        return await wait_for(present, 10.0, message=f"{name} in the controller's cache")
+
     def tick(self, seconds: float, *names: str) -> None:
         """Move the controller's clock forward and have it look at `names` now (where the real queue would
         have woken them at their schedule time)."""

@@ -1,5 +1,6 @@
-"""mostRecentScheduleTime and nextScheduleTimeDuration (upstream utils.go), instantly: long gaps, more than 100
-missed times, startingDeadlineSeconds, DST and the sub-second interval check; the Job made from a CronJob."""
+"""mostRecentScheduleTime and nextScheduleTimeDuration (upstream utils.go), instantly: long gaps, more than
+100 missed times, startingDeadlineSeconds, DST and the sub-second interval check; the Job made from a
+CronJob."""
 
 from __future__ import annotations
 
