@@ -39,7 +39,8 @@ def wall(unix: int, zone: datetime.tzinfo) -> Wall:
     return Wall(t.year, t.month, t.day, t.hour, t.minute, t.second, (t.weekday() + 1) % 7)
 
 
-def _offset(unix: int, zone: datetime.tzinfo) -> int:
+def offset(unix: int, zone: datetime.tzinfo) -> int:
+    """The zone's UTC offset in seconds at an instant."""
     delta = datetime.datetime.fromtimestamp(unix, zone).utcoffset()
     return int(delta.total_seconds()) if delta is not None else 0
 
@@ -54,10 +55,10 @@ def date(year: int, month: int, day: int, hour: int, minute: int, second: int, z
     years, month0 = divmod(month - 1, 12)
     first = datetime.date(year + years, month0 + 1, 1).toordinal() - _EPOCH_ORDINAL
     unix = (first + day - 1) * 86400 + hour * 3600 + minute * 60 + second
-    offset = _offset(unix, zone)
-    if offset != 0:
-        offset = _offset(unix - offset, zone)
-    return unix - offset
+    guess = offset(unix, zone)
+    if guess != 0:
+        guess = offset(unix - guess, zone)
+    return unix - guess
 
 
 # ------------------------------------------------------------------ zones

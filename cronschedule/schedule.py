@@ -14,13 +14,34 @@ import datetime
 import math
 from dataclasses import dataclass
 
-from cronschedule.gotime import date, wall
+from cronschedule.gotime import Wall, date, offset, wall
 
 STAR_BIT = 1 << 63  # the field was written `*` or `?` (robfig's starBit)
 
 
 def _bit(value: int, bits: int) -> bool:
     return bool(bits >> value & 1)
+
+
+def _steps_to(current: int, bits: int, size: int) -> int:
+    """Steps of one unit from `current` to the next value set in `bits`, or to the wrap at `size`."""
+    for value in range(current + 1, size):
+        if _bit(value, bits):
+            return value - current
+    return size - current
+
+
+def _advance(t: int, w: Wall, loc: datetime.tzinfo, unit: int, steps: int) -> tuple[int, Wall]:
+    """robfig adds one hour (or minute) at a time and reads the wall clock after each; jump `steps` units at
+    once instead, which is the same unless the zone's offset changes on the way, and then step as robfig
+    does. (Only the loop's exit points matter: the first matching value, or the wrap to 0.)"""
+    if steps > 1:
+        jumped = t + unit * steps
+        landed = wall(jumped, loc)
+        if offset(jumped, loc) == offset(t, loc):
+            return jumped, landed
+    t += unit
+    return t, wall(t, loc)
 
 
 @dataclass(frozen=True)
@@ -87,8 +108,8 @@ class SpecSchedule:
                 if not added:
                     added = True
                     t = date(w.year, w.month, w.day, w.hour, 0, 0, loc)
-                t += 3600
-                w = wall(t, loc)
+                    w = wall(t, loc)
+                t, w = _advance(t, w, loc, 3600, _steps_to(w.hour, self.hour, 24))
                 if w.hour == 0:
                     wrapped = True
                     break
@@ -98,8 +119,8 @@ class SpecSchedule:
                 if not added:
                     added = True
                     t -= t % 60
-                t += 60
-                w = wall(t, loc)
+                    w = wall(t, loc)
+                t, w = _advance(t, w, loc, 60, _steps_to(w.minute, self.minute, 60))
                 if w.minute == 0:
                     wrapped = True
                     break

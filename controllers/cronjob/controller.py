@@ -17,9 +17,11 @@ from typing import Any
 
 from pydantic import Field
 
+from controllers.common.podutil import ensure_indexer
 from controllers.cronjob.handlers import CronJobEvents, JobEvents
 from controllers.cronjob.sync import CronJobSync
 from manager import (
+    CONTROLLER_UID_INDEX,
     CRONJOBS,
     JOBS,
     Controller,
@@ -32,6 +34,7 @@ from manager import (
     Result,
     WatchesWith,
     controller_owner,
+    controller_uid_index,
 )
 
 Obj = dict[str, Any]
@@ -71,13 +74,17 @@ class CronJobController(Controller):
     def jobs(self) -> Lister:
         return self.lister(JOBS)
 
+    def setup(self) -> None:
+        super().setup()
+        ensure_indexer(self.informer(JOBS).indexer, CONTROLLER_UID_INDEX, controller_uid_index)
+
     def owned_jobs(self, cronjob: Obj) -> list[Obj]:
-        """The namespace's Jobs whose controller is a CronJob of this name, whatever their labels."""
-        name = cronjob["metadata"]["name"]
+        """The Jobs this CronJob controls, whatever their labels (through the controller-UID index: upstream
+        scans the namespace for a controllerRef of that name, which costs O(Jobs) per sync)."""
         owned = []
-        for job in self.jobs.by_namespace(cronjob["metadata"]["namespace"]):
+        for job in self.jobs.by_index(CONTROLLER_UID_INDEX, str(cronjob["metadata"].get("uid"))):
             ref = controller_owner(job)
-            if ref is not None and ref.get("kind") == "CronJob" and ref.get("name") == name:
+            if ref is not None and ref.get("kind") == "CronJob":
                 owned.append(job)
         return owned
 
