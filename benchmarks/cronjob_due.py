@@ -85,7 +85,8 @@ async def due(manager: Manager, client: ApiClient, count: int, sim_pid: int) -> 
     sim_cpu = process_cpu(sim_pid) - sim_cpu
     print(f"{count} CronJobs due at the same minute (kubesim in its own process, QPS limits off)")
     print(
-        f"{'jobs s':>8} {'status s':>9} {'manager cpu s':>14} {'kubesim cpu s':>14} {'manager ms/job':>15}  limit"
+        f"{'jobs s':>8} {'status s':>9} {'manager cpu s':>14} {'kubesim cpu s':>14}"
+        f" {'manager ms/job':>15}  limit"
     )
     limit = "kubesim" if sim_cpu > cpu else "manager"
     print(f"{jobs_wall:8.2f} {wall:9.2f} {cpu:14.2f} {sim_cpu:14.2f} {1000 * cpu / count:15.3f}  {limit}")
@@ -100,7 +101,8 @@ async def idle(manager: Manager, client: ApiClient, seconds: float) -> None:
     cpu = time.process_time() - cpu
     print(f"1000 hourly CronJobs between schedule times for {seconds:.0f} s")
     print(
-        f"manager cpu: {cpu:.3f} s ({100 * cpu / seconds:.2f} % of one core); reconciles: {ctl.stats.reconciles}"
+        f"manager cpu: {cpu:.3f} s ({100 * cpu / seconds:.2f} % of one core);"
+        f" reconciles: {ctl.stats.reconciles}"
     )
 
 
