@@ -33,8 +33,8 @@ quick: $(STAMP)
 
 ## make lint: ruff (lint and format check), mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check manager controllers kubesim tests benchmarks
-	$(VENV)/bin/ruff format --check manager controllers kubesim tests benchmarks
+	$(VENV)/bin/ruff check manager controllers kubesim cronschedule tests benchmarks
+	$(VENV)/bin/ruff format --check manager controllers kubesim cronschedule tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

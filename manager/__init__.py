@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     )
     from manager.apimachinery.resources import (
         CONFIGMAPS,
+        CRONJOBS,
         CUSTOMRESOURCEDEFINITIONS,
         DEPLOYMENTS,
         EVENTS,
@@ -114,6 +115,7 @@ _EXPORTS: dict[str, str] = {
     "controller_owner": "manager.apimachinery.objects",
     "object_key": "manager.apimachinery.objects",
     "CONFIGMAPS": "manager.apimachinery.resources",
+    "CRONJOBS": "manager.apimachinery.resources",
     "CUSTOMRESOURCEDEFINITIONS": "manager.apimachinery.resources",
     "DEPLOYMENTS": "manager.apimachinery.resources",
     "EVENTS": "manager.apimachinery.resources",
@@ -181,6 +183,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CONFIGMAPS",
     "CONTROLLER_UID_INDEX",
+    "CRONJOBS",
     "CUSTOMRESOURCEDEFINITIONS",
     "DEPLOYMENTS",
     "EVENTS",

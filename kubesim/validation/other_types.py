@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from cronschedule import ScheduleError, UnknownTimeZoneError, load_location, parse_standard
 from kubesim.validation.common import (
     JSON,
     OMIT,
@@ -124,14 +125,11 @@ def cronjob(obj: JSON, old: JSON | None) -> Causes:
     causes: Causes = []
     if not spec.get("schedule"):
         causes.append(required("spec.schedule"))
-    elif len(str(spec["schedule"]).split()) not in (5, 6) and not str(spec["schedule"]).startswith("@"):
-        causes.append(
-            invalid(
-                "spec.schedule",
-                spec["schedule"],
-                f"expected exactly 5 fields, found {len(str(spec['schedule']).split())}: {spec['schedule']}",
-            )
-        )
+    else:
+        old_schedule = str(((old or {}).get("spec") or {}).get("schedule") or "")
+        causes += _schedule(str(spec["schedule"]), spec.get("timeZone"), "TZ" in old_schedule)
+    if spec.get("timeZone") is not None:
+        causes += _time_zone(spec["timeZone"])
     causes += non_negative("spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
     policy = spec.get("concurrencyPolicy")
     if not policy:
@@ -157,6 +155,45 @@ def cronjob(obj: JSON, old: JSON | None) -> Causes:
     if old is None and len(name) > 52:
         causes.append(invalid("metadata.name", name, "must be no more than 52 characters"))
     return causes
+
+
+def _schedule(schedule: str, time_zone: object, allow_tz: bool) -> Causes:
+    """validateScheduleFormat: robfig's ParseStandard must accept it; `TZ=`/`CRON_TZ=` only survives on an
+    update of a CronJob that already had it, and never beside `timeZone`."""
+    causes: Causes = []
+    try:
+        parse_standard(schedule)
+    except ScheduleError as err:
+        causes.append(invalid("spec.schedule", schedule, str(err)))
+    if "TZ" in schedule:
+        if not allow_tz:
+            detail = "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+            causes.append(invalid("spec.schedule", schedule, detail))
+        elif time_zone is not None:
+            detail = "cannot use both timeZone field and TZ or CRON_TZ in schedule"
+            causes.append(invalid("spec.schedule", schedule, detail))
+    return causes
+
+
+_TIME_ZONE_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
+
+
+def _time_zone(time_zone: object) -> Causes:
+    """validateTimeZone: a non-empty IANA name (never `Local`) that loads."""
+    name = str(time_zone)
+    if not name:
+        return [invalid("spec.timeZone", name, "timeZone must be nil or non-empty string")]
+    if name.lower() == "local":
+        detail = "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+        return [invalid("spec.timeZone", name, detail)]
+    for part in name.split("/"):
+        if part in (".", "..", "-") or not _TIME_ZONE_PART.fullmatch(part):
+            return [invalid("spec.timeZone", name, f"unknown time zone {name}")]
+    try:
+        load_location(name)
+    except UnknownTimeZoneError as err:
+        return [invalid("spec.timeZone", name, str(err))]
+    return []
 
 
 def service(obj: JSON, old: JSON | None) -> Causes:

@@ -79,6 +79,7 @@ NAMESPACES: GroupVersionResource[Obj] = GroupVersionResource(
 NODES: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "nodes", "Node", namespaced=False)
 CONFIGMAPS: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "configmaps", "ConfigMap")
 JOBS: GroupVersionResource[Obj] = GroupVersionResource("batch", "v1", "jobs", "Job")
+CRONJOBS: GroupVersionResource[Obj] = GroupVersionResource("batch", "v1", "cronjobs", "CronJob")
 REPLICASETS: GroupVersionResource[Obj] = GroupVersionResource("apps", "v1", "replicasets", "ReplicaSet")
 DEPLOYMENTS: GroupVersionResource[Obj] = GroupVersionResource("apps", "v1", "deployments", "Deployment")
 LEASES: GroupVersionResource[Obj] = GroupVersionResource("coordination.k8s.io", "v1", "leases", "Lease")
@@ -93,6 +94,7 @@ BUILTIN: tuple[GroupVersionResource, ...] = (
     NODES,
     CONFIGMAPS,
     JOBS,
+    CRONJOBS,
     REPLICASETS,
     DEPLOYMENTS,
     LEASES,

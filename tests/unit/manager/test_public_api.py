@@ -14,6 +14,7 @@ PUBLIC_API = {
     "Duration",
     # manager.apimachinery.resources
     "CONFIGMAPS",
+    "CRONJOBS",
     "CUSTOMRESOURCEDEFINITIONS",
     "DEPLOYMENTS",
     "EVENTS",
