@@ -46,6 +46,18 @@ def ready(rs: Mapping[str, Any]) -> int:
     return _status(rs, "readyReplicas")
 
 
+def settled_available(rs: Mapping[str, Any]) -> int:
+    """Available replicas never counted above the size: a ReplicaSet just scaled down may still report pods
+    its controller is deleting as available (upstream counts status alone)."""
+    return min(rs_replicas(rs), available(rs))
+
+
+def settled_size(rs: Mapping[str, Any]) -> int:
+    """The larger of the size and the pods the ReplicaSet still reports: pods of a ReplicaSet just scaled
+    down count until its controller has deleted them (upstream counts spec alone)."""
+    return max(rs_replicas(rs), status_replicas(rs))
+
+
 def sum_spec(rss: Iterable[Mapping[str, Any] | None]) -> int:
     return sum(rs_replicas(rs) for rs in rss if rs is not None)
 
@@ -115,7 +127,8 @@ def min_available(d: Mapping[str, Any]) -> int:
 
 def new_rs_new_replicas(d: Mapping[str, Any], all_rss: Sequence[Mapping[str, Any]], new_rs_size: int) -> int:
     """How big the new ReplicaSet may be now: RollingUpdate grows it within replicas + maxSurge pods in all
-    ReplicaSets (never beyond replicas); Recreate makes it full size at once."""
+    ReplicaSets (never beyond replicas); Recreate makes it full size at once. Pods not yet deleted from
+    ReplicaSets scaled down count (settled_size), so the surge bound holds for pods, not just sizes."""
     replicas = spec_replicas(d)
     if strategy_type(d) == RECREATE:
         return replicas
@@ -124,7 +137,7 @@ def new_rs_new_replicas(d: Mapping[str, Any], all_rss: Sequence[Mapping[str, Any
         replicas,
         True,
     )
-    current = sum_spec(all_rss)
+    current = sum(settled_size(rs) for rs in all_rss)
     max_total = replicas + surge
     if current >= max_total:
         return new_rs_size

@@ -15,13 +15,13 @@ from controllers.deployment.replicas import (
     ROLLING_UPDATE,
     active,
     active_or_latest,
-    available,
     by_creation,
     is_saturated,
     max_unavailable,
     new_rs_new_replicas,
     proportional_sizes,
     rs_replicas,
+    settled_available,
     spec_replicas,
     status_replicas,
     strategy_type,
@@ -60,7 +60,7 @@ def scale_down_budget(d: Obj, all_rss: Sequence[Obj], new_rs: Obj) -> int:
     """How many old replicas may go now without breaking maxUnavailable, not counting the new ReplicaSet's
     own unavailable pods as available."""
     min_available = spec_replicas(d) - max_unavailable(d)
-    new_unavailable = rs_replicas(new_rs) - available(new_rs)
+    new_unavailable = rs_replicas(new_rs) - settled_available(new_rs)
     return sum_spec(all_rss) - min_available - new_unavailable
 
 
@@ -72,9 +72,9 @@ def plan_cleanup_unhealthy(old: Sequence[Obj], budget: int) -> list[tuple[Obj, i
         if total >= budget:
             break
         size = rs_replicas(rs)
-        if size == 0 or size == available(rs):
+        if size == 0 or size == settled_available(rs):
             continue
-        down = min(budget - total, size - available(rs))
+        down = min(budget - total, size - settled_available(rs))
         plan.append((rs, size - down))
         total += down
     return plan
@@ -84,7 +84,7 @@ def plan_scale_down_old(d: Obj, all_rss: Sequence[Obj], old: Sequence[Obj]) -> l
     """Available replicas beyond minAvailable are taken from the oldest ReplicaSets first (not
     proportionally)."""
     min_available = spec_replicas(d) - max_unavailable(d)
-    avail = sum(available(rs) for rs in all_rss)
+    avail = sum(settled_available(rs) for rs in all_rss)
     if avail <= min_available:
         return []
     wanted = avail - min_available

@@ -41,11 +41,19 @@ def deployment_manifest(
     if strategy is not None:
         body["strategy"] = strategy
     body.update(spec)
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS}, "spec": body}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": body,
+    }
 
 
 def rolling(max_surge: int | str, max_unavailable: int | str) -> Obj:
-    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable}}
+    return {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable},
+    }
 
 
 @contextlib.asynccontextmanager
