@@ -106,7 +106,7 @@ def rolled_out(d: Obj) -> bool:
     """kubectl rollout status's success test."""
     spec, status = d["spec"], d.get("status") or {}
     replicas = spec.get("replicas", 1)
-    return (
+    return bool(
         d["metadata"].get("generation", 0) <= status.get("observedGeneration", 0)
         and status.get("updatedReplicas", 0) == replicas
         and status.get("replicas", 0) == replicas

@@ -10,8 +10,8 @@ from kubesim.storage.records import WatchEvent
 from manager import DEPLOYMENTS, PODS, REPLICASETS
 from tests.helpers import wait_for
 from tests.integration.controllers.deployment.harness import (
-    NS,
     NEVER_READY,
+    NS,
     cluster,
     condition,
     deployment_manifest,
@@ -177,7 +177,7 @@ async def test_paused_deployment_only_scales_then_resumes_the_rollout() -> None:
 
         async def scaled() -> bool:
             d = await get(env.client, "web")
-            return (
+            return bool(
                 d["status"].get("observedGeneration") == d["metadata"]["generation"]
                 and d["status"].get("availableReplicas") == 3
             )
