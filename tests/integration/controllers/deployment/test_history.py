@@ -76,7 +76,9 @@ async def test_history_is_cleaned_up_to_the_limit_oldest_revisions_first() -> No
 async def test_kubectl_rollout_undo_history_status_restart_and_scale(tmp_path: Path) -> None:
     async with cluster() as env:
         kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", env.url)
-        code, out = await kubectl(kubeconfig, "create", "deployment", "web", "--image=nginx:1", "--replicas=2")
+        code, out = await kubectl(
+            kubeconfig, "create", "deployment", "web", "--image=nginx:1", "--replicas=2"
+        )
         assert code == 0, out
         code, out = await kubectl(kubeconfig, "rollout", "status", "deployment/web", "--timeout=20s")
         assert code == 0 and 'deployment "web" successfully rolled out' in out, out
@@ -151,8 +153,12 @@ async def test_rollback_annotation_to_a_revision_and_to_a_missing_one() -> None:
             cleared = "deprecated.deployment.rollback.to" not in d["metadata"]["annotations"]
             return [e["message"] for e in found] if found and cleared else None
 
-        assert await wait_for(given_up, 10, message="rollback given up") == ["Unable to find the revision to rollback to."]
-        assert (await get(env.client, "web"))["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1"
+        assert await wait_for(given_up, 10, message="rollback given up") == [
+            "Unable to find the revision to rollback to."
+        ]
+        assert (await get(env.client, "web"))["spec"]["template"]["spec"]["containers"][0][
+            "image"
+        ] == "nginx:1"
 
 
 async def test_hash_collision_bumps_collision_count_and_uses_another_name() -> None:
