@@ -36,13 +36,19 @@ def deploy(replicas: int = 10, surge: Any = "25%", unavailable: Any = "25%", **s
     }
 
 
-def rs(name: str, size: int, available: int | None = None, created: int = 0, **annotations: str) -> Obj:
+def rs(
+    name: str,
+    size: int,
+    available: int | None = None,
+    created: int = 0,
+    annotations: dict[str, str] | None = None,
+) -> Obj:
     return {
         "metadata": {
             "name": name,
             "uid": name,
             "creationTimestamp": f"2024-01-01T00:00:{created:02d}Z",
-            "annotations": annotations,
+            "annotations": annotations or {},
         },
         "spec": {"replicas": size},
         "status": {"replicas": size, "availableReplicas": size if available is None else available},
@@ -56,8 +62,11 @@ def test_fnv1a_and_safe_encoding() -> None:
 
 
 def test_hash_ignores_empty_fields_and_changes_with_collision_count() -> None:
-    t = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
-    same = {"metadata": {"labels": {"app": "x"}, "annotations": {}}, "spec": {**t["spec"], "volumes": []}}
+    t: Obj = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    same: Obj = {
+        "metadata": {"labels": {"app": "x"}, "annotations": {}},
+        "spec": {**t["spec"], "volumes": []},
+    }
     assert compute_hash(t, None) == compute_hash(same, None)
     assert compute_hash(t, None) != compute_hash(t, 1) != compute_hash(t, 2)
     assert all(c in "bcdfghjklmnpqrstvwxz2456789" for c in compute_hash(t, None))
@@ -111,15 +120,15 @@ def test_new_rs_new_replicas() -> None:
 # ---------------------------------------------------------------------- proportional scaling
 def test_proportional_resize_as_upstreams_e2e_example() -> None:
     d = deploy(30, 3, 2)
-    old = rs("old", 8, created=1, **{ann.MAX_REPLICAS: "13"})
-    new = rs("new", 5, created=2, **{ann.MAX_REPLICAS: "13"})
+    old = rs("old", 8, created=1, annotations={ann.MAX_REPLICAS: "13"})
+    new = rs("new", 5, created=2, annotations={ann.MAX_REPLICAS: "13"})
     sizes = {r["metadata"]["name"]: n for r, n in proportional_sizes(d, [old, new])}
     assert sizes == {"old": 20, "new": 13}
 
 
 def test_proportional_scale_down_and_to_zero() -> None:
-    old = rs("old", 20, created=1, **{ann.MAX_REPLICAS: "33"})
-    new = rs("new", 13, created=2, **{ann.MAX_REPLICAS: "33"})
+    old = rs("old", 20, created=1, annotations={ann.MAX_REPLICAS: "33"})
+    new = rs("new", 13, created=2, annotations={ann.MAX_REPLICAS: "33"})
     sizes = [n for _, n in proportional_sizes(deploy(10, 3, 2), [old, new])]
     assert sum(sizes) == 13 and sizes == [8, 5]
     assert [n for _, n in proportional_sizes(deploy(0, 3, 2), [old, new])] == [0, 0]
@@ -165,9 +174,9 @@ def test_new_rs_annotations_copy_and_restamp() -> None:
 
 def test_revisions() -> None:
     rss = [
-        rs("a", 0, **{ann.REVISION: "3"}),
-        rs("b", 0, **{ann.REVISION: "x"}),
-        rs("c", 0, **{ann.REVISION: "9"}),
+        rs("a", 0, annotations={ann.REVISION: "3"}),
+        rs("b", 0, annotations={ann.REVISION: "x"}),
+        rs("c", 0, annotations={ann.REVISION: "9"}),
     ]
     assert ann.max_revision(rss) == 9 and ann.last_revision(rss) == 3
     assert rollback_to(deploy(annotations={ann.ROLLBACK_TO: "0"})) == 0
@@ -176,10 +185,10 @@ def test_revisions() -> None:
 
 def test_history_to_delete() -> None:
     d = deploy(1, revisionHistoryLimit=1)
-    old = [rs(f"r{i}", 0, created=i, **{ann.REVISION: str(i)}) for i in (3, 1, 2)]
+    old = [rs(f"r{i}", 0, created=i, annotations={ann.REVISION: str(i)}) for i in (3, 1, 2)]
     old[0]["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"  # not counted, not deleted
     assert [r["metadata"]["name"] for r in history_to_delete(d, old)] == ["r1"]
-    busy = rs("r0", 1, created=0, **{ann.REVISION: "0"})
+    busy = rs("r0", 1, created=0, annotations={ann.REVISION: "0"})
     # the two lowest revisions are due, but a ReplicaSet still running pods is skipped
     assert [r["metadata"]["name"] for r in history_to_delete(d, [busy, *old[1:]])] == ["r1"]
 
@@ -208,9 +217,15 @@ def test_status_and_progress() -> None:
 
 def test_deadline_and_requeue() -> None:
     started = cond.new_condition(cond.PROGRESSING, "True", cond.RS_UPDATED, "m", 1000)
-    d = deploy(3, 1, 0, progressDeadlineSeconds=10, status={"conditions": [started], "replicas": 3})
+    d = deploy(
+        3,
+        1,
+        0,
+        progressDeadlineSeconds=10,
+        status={"conditions": [started], "replicas": 3, "updatedReplicas": 3},
+    )
     stuck = {"replicas": 3, "conditions": [started]}
-    assert cond.stuck_requeue_delay(d, stuck, 1004) == 7.0  # 1000 + 10 − 1004, +1 s
+    assert cond.stuck_requeue_delay(d, stuck, 1004) == 7.0  # 1000 + 10 - 1004, +1 s
     assert cond.stuck_requeue_delay(d, stuck, 1009.5) == 0.0
     assert not cond.deployment_timed_out(d, stuck, 1010) and cond.deployment_timed_out(d, stuck, 1011)
     new = rs("new", 3, available=0)
