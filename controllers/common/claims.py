@@ -76,6 +76,7 @@ class ControllerRefManager:
     recheck_owner: GetOwner
     finalizers: Sequence[str] = ()  # added on adoption, removed on release (Job tracking finalizer)
     extra_match: Callable[[Mapping[str, Any]], bool] | None = None
+    dependent_kind: str = "Pod"  # for messages: the Deployment controller claims ReplicaSets
     _rechecked: bool = field(default=False, init=False)
     _adopt_error: Exception | None = field(default=None, init=False)
 
@@ -131,7 +132,7 @@ class ControllerRefManager:
         reason = await self._check_can_adopt()
         if reason is not None:
             pod_ref = f"{m.get('namespace')}/{m.get('name')} ({m.get('uid')})"
-            raise RuntimeError(f"can't adopt Pod {pod_ref}: {reason}")
+            raise RuntimeError(f"can't adopt {self.dependent_kind} {pod_ref}: {reason}")
         body = adopt_patch(self.owner, self.api_version, self.kind, str(m.get("uid", "")), self.finalizers)
         await self.patch_pod(str(m.get("namespace", "")), str(m.get("name", "")), body)
 

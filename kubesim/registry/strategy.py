@@ -117,8 +117,18 @@ def prepare_update(rtype: ResourceType, new: JSON, old: JSON) -> None:
             )
 
 
+def _is_deployment(rtype: ResourceType) -> bool:
+    return rtype.plural == "deployments" and rtype.group == "apps"
+
+
 def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
-    """/status writes: everything but .status comes from the stored object."""
+    """/status writes: everything but .status comes from the stored object.
+
+    Deployments differ (pkg/registry/apps/deployment/strategy.go deploymentStatusStrategy.PrepareForUpdate):
+    only spec and metadata.labels are reset, so annotations sent to /status persist; the deployment
+    controller writes its revision annotation that way."""
+    if _is_deployment(rtype):
+        return _deployment_status_update(new, old)
     result = {k: v for k, v in old.items() if k != "status"}
     result["metadata"] = dict(old["metadata"])
     if new.get("metadata", {}).get("resourceVersion"):
@@ -127,6 +137,23 @@ def prepare_status_update(rtype: ResourceType, new: JSON, old: JSON) -> JSON:
         result["metadata"]["managedFields"] = new["metadata"]["managedFields"]
     if "status" in new:
         result["status"] = new["status"]  # a body without status clears it, as the status strategies do
+    return result
+
+
+def _deployment_status_update(new: JSON, old: JSON) -> JSON:
+    result = {k: v for k, v in new.items() if k not in ("spec", "status")}
+    if "spec" in old:
+        result["spec"] = old["spec"]
+    if "status" in new:
+        result["status"] = new["status"]
+    metadata = dict(new.get("metadata") or {})
+    old_meta = old["metadata"]
+    for name in (*_SYSTEM_FIELDS, "labels"):  # system fields: as every update keeps them
+        if name in old_meta:
+            metadata[name] = old_meta[name]
+        else:
+            metadata.pop(name, None)
+    result["metadata"] = metadata
     return result
 
 

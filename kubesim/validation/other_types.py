@@ -83,6 +83,39 @@ def replica_set_like(obj: JSON, old: JSON | None) -> Causes:
     return causes
 
 
+_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT_MESSAGE = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+    "regex used for validation is '[0-9]+%')"
+)
+
+
+def _int_or_percent_value(value: object) -> int | None:
+    """getIntOrPercentValue: the number of an int or a valid percent string, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _PERCENT.match(value):
+        return int(value[:-1])
+    return None
+
+
+def _rolling_update(rolling: JSON) -> Causes:
+    """ValidateRollingUpdateDeployment: both values non-negative ints or percent strings, maxUnavailable at
+    most 100%."""
+    causes: Causes = []
+    base = "spec.strategy.rollingUpdate"
+    for name in ("maxUnavailable", "maxSurge"):
+        value = rolling.get(name)
+        if isinstance(value, str) and not _PERCENT.match(value):
+            causes.append(invalid(f"{base}.{name}", value, _PERCENT_MESSAGE))
+        else:
+            causes += non_negative(f"{base}.{name}", value)
+    unavailable = rolling.get("maxUnavailable")
+    if isinstance(unavailable, str) and _PERCENT.match(unavailable) and int(unavailable[:-1]) > 100:
+        causes.append(invalid(f"{base}.maxUnavailable", unavailable, "must not be greater than 100%"))
+    return causes
+
+
 def deployment(obj: JSON, old: JSON | None) -> Causes:
     spec = _spec(obj)
     causes = replica_set_like(obj, old)
@@ -97,10 +130,12 @@ def deployment(obj: JSON, old: JSON | None) -> Causes:
             )
         )
     rolling = strategy.get("rollingUpdate") or {}
+    if kind == "RollingUpdate":
+        causes += _rolling_update(rolling)
     if (
         kind == "RollingUpdate"
-        and rolling.get("maxUnavailable") in (0, "0%")
-        and rolling.get("maxSurge") in (0, "0%")
+        and _int_or_percent_value(rolling.get("maxUnavailable")) == 0
+        and _int_or_percent_value(rolling.get("maxSurge")) == 0
     ):
         causes.append(
             invalid(

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from controllers.deployment import DeploymentController
 from controllers.replicaset import ReplicaSetController
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from manager import (
     CONFIGMAPS,
     CUSTOMRESOURCEDEFINITIONS,
+    DEPLOYMENTS,
     JOBS,
     NAMESPACES,
     PODS,
@@ -43,6 +45,7 @@ EVERY_CONTROLLER = (
     TTLAfterFinishedController,
     FastJobController,
     ReplicaSetController,
+    DeploymentController,
 )
 
 
@@ -127,4 +130,8 @@ async def test_one_informer_per_resource_for_the_whole_process() -> None:
         by_resource = {informer.gvr: informer for informer in informers}
         assert not by_resource[PODS].metadata_only  # the Job and ReplicaSet controllers' full pods informer
         assert not by_resource[JOBS].metadata_only
+        assert not by_resource[
+            REPLICASETS
+        ].metadata_only  # shared by the ReplicaSet and Deployment controllers
+        assert not by_resource[DEPLOYMENTS].metadata_only
         assert by_resource[CONFIGMAPS].metadata_only  # only the garbage collector watches ConfigMaps
