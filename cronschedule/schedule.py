@@ -25,10 +25,8 @@ def _bit(value: int, bits: int) -> bool:
 
 def _steps_to(current: int, bits: int, size: int) -> int:
     """Steps of one unit from `current` to the next value set in `bits`, or to the wrap at `size`."""
-    for value in range(current + 1, size):
-        if _bit(value, bits):
-            return value - current
-    return size - current
+    ahead = (bits >> (current + 1)) & ((1 << max(0, size - current - 1)) - 1)  # values current+1 .. size-1
+    return (ahead & -ahead).bit_length() if ahead else size - current
 
 
 def _advance(t: int, w: Wall, loc: datetime.tzinfo, unit: int, steps: int) -> tuple[int, Wall]:
@@ -128,8 +126,9 @@ class SpecSchedule:
                 continue
             while not _bit(w.second, self.second):
                 added = True  # times are whole seconds already: nothing to truncate
-                t += 1
-                w = wall(t, loc)
+                # One jump to the next matching second (or the wrap), not a wall-clock reading per second:
+                # from hh:00:01 a standard schedule would otherwise read the clock 59 times.
+                t, w = _advance(t, w, loc, 1, _steps_to(w.second, self.second, 60))
                 if w.second == 0:
                     wrapped = True
                     break
