@@ -286,7 +286,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
 
     from manager.cli.sandbox import SandboxApplyError
     from manager.lifecycle.cluster import install
-    from manager.lifecycle.manager import Manager, StartupError
+    from manager.lifecycle.manager import Manager
     from manager.lifecycle.server import ServerBindError
 
     log = structlog.get_logger(__name__)
@@ -314,8 +314,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     except Exception as exc:
         if type(exc).__name__ == "ConfigException":  # kubernetes_asyncio: no usable kubeconfig/in-cluster
             raise UsageError(f"cannot load the cluster configuration (--kubeconfig): {exc}") from None
-        if not isinstance(exc, StartupError):
-            log.error("startup failed", exc_info=exc)
+        log.error("startup failed", exc_info=exc)
         print(f"aiokcm: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:

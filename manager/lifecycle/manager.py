@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import inspect
 import os
 import signal
@@ -54,6 +55,7 @@ from manager.config.settings import Settings
 from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.healthz import HealthChecks
 from manager.lifecycle.server import HttpServer
+from manager.lifecycle.slot import ControllerSlot
 from manager.lifecycle.supervisor import ControllerGroup, Sleep, SupervisedController
 
 if TYPE_CHECKING:
@@ -89,10 +91,6 @@ class BaseContext:
 ContextFactory = Callable[[ControllerInfo, BaseContext], Any]
 # Wires the process to a cluster before controllers are built (manager.lifecycle.cluster.install).
 Installer = Callable[["Manager"], Awaitable[None] | None]
-
-
-class StartupError(RuntimeError):
-    """A controller could not be constructed or the cluster wiring could not be installed."""
 
 
 class Manager:
@@ -229,33 +227,24 @@ class Manager:
     def _build_controllers(self) -> None:
         """Construct each controller as ``cls(ctx)``, call its optional ``setup()`` (register informer
         handlers before caches start) and place it in its group: controllers whose class says
-        ``need_leader_election = False`` start after the caches, the others after the lease is held."""
+        ``need_leader_election = False`` start after the caches, the others after the lease is held. One whose
+        construction or setup raises is built again by its supervisor, with backoff (lifecycle.slot)."""
         standby: list[SupervisedController] = []
         leader_only: list[SupervisedController] = []
         drains: dict[str, Callable[[], Awaitable[None]]] = {}
         for info in self.controllers:
             base = BaseContext(self.settings, self.health, log.bind(controller=info.name), self.stopping)
-            try:
-                instance = info.cls(self.context_factory(info, base))
-                setup = getattr(instance, "setup", None)
-                if callable(setup):
-                    setup()
-            except Exception as exc:
-                raise StartupError(
-                    f"controller {info.name} failed to initialise: {type(exc).__name__}: {exc}"
-                ) from exc
-            details = getattr(instance, "debug_state", None)
-            waiting = getattr(instance, "sync_problem", None)
+            slot = ControllerSlot(info.name, functools.partial(self._construct, info, base))
+            slot.try_build()
             supervised = SupervisedController(
                 info.name,
-                instance.run,
+                slot.run,
                 self.stopping,
                 **self._supervisor_timing,
-                details=details if callable(details) else None,
-                waiting=waiting if callable(waiting) else None,
+                details=slot.details,
+                waiting=slot.sync_problem,
             )
-            if callable(getattr(instance, "drain", None)):
-                drains[info.name] = instance.drain
+            drains[info.name] = slot.drain
             self.supervised.append(supervised)
             (leader_only if getattr(info.cls, "need_leader_election", True) else standby).append(supervised)
             # Not in livez: the supervisor restarts the loop itself; restarting the process adds nothing.
@@ -267,6 +256,13 @@ class Manager:
         self.add_runnable(
             Group.CONTROLLERS, ControllerGroup(leader_only, self.remaining_grace, drains, self._cut_short)
         )
+
+    def _construct(self, info: ControllerInfo, base: BaseContext) -> Any:
+        instance = info.cls(self.context_factory(info, base))
+        setup = getattr(instance, "setup", None)
+        if callable(setup):
+            setup()
+        return instance
 
     async def _stop_all(self) -> None:
         for runnable in reversed(self._started):

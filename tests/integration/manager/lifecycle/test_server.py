@@ -375,19 +375,38 @@ async def test_install_hook_is_awaited_before_controllers_are_built() -> None:
     assert await asyncio.wait_for(running, 10) == 0
 
 
-async def test_a_controller_that_cannot_be_constructed_stops_start_up_with_exit_1(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    from manager.cli.main import serve
+async def test_a_controller_that_cannot_be_constructed_is_retried_with_backoff_beside_the_others() -> None:
+    attempts: list[int] = []
+    naps: list[float] = []
 
     class Exploding(Healthy):
         name = "exploding-controller"
 
         def __init__(self, ctx: BaseContext) -> None:
-            raise ValueError("bad wiring")
+            attempts.append(len(attempts))
+            if len(attempts) < 4:
+                raise ValueError("bad wiring")
+            super().__init__(ctx)
 
-    assert await serve(plain_settings(), [info(Exploding)]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == (
-        "aiokcm: StartupError: controller exploding-controller failed to initialise: ValueError: bad wiring"
-    )
+    async def quick_sleep(delay: float) -> None:
+        naps.append(delay)
+        await asyncio.sleep(0.05)
+
+    manager = Manager(plain_settings(), [info(Healthy), info(Exploding)], sleep=quick_sleep)
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: len(manager.supervised) == 2, timeout=5)
+    healthy, exploding = manager.supervised
+    await wait_for(lambda: healthy.state == "running" and exploding.state == "restarting", timeout=5)
+    status, body, _ = await get(f"{manager.server.url}/readyz?verbose")
+    assert status == 500 and "[+]healthy-controller ok" in body and "[-]exploding-controller failed" in body
+    debug = f"{manager.server.url}/debug/controllers"
+    async with aiohttp.ClientSession() as session, session.get(debug) as response:
+        state = {c["name"]: c for c in (await response.json())["controllers"]}
+    assert state["exploding-controller"]["initialised"] is False
+    assert state["exploding-controller"]["initialise_error"] == "ValueError: bad wiring"
+
+    await wait_for(lambda: exploding.state == "running" and len(attempts) == 4, timeout=5)
+    assert naps[:2] == [1.0, 2.0]  # the supervisor's backoff between attempts
+    assert (await get(f"{manager.server.url}/readyz"))[0] == 200
+    manager.request_shutdown("test")
+    assert await asyncio.wait_for(running, 10) == 0
