@@ -193,7 +193,7 @@ class HeartbeatController(Controller):
     watches = (For(CONFIGMAPS, label_selector="app=heartbeat"),)
 
     async def reconcile(self, request: Request) -> Result:
-        HEARTBEATS.append((asyncio.get_running_loop().time(), id(self.ctx.client)))
+        HEARTBEATS.append((asyncio.get_running_loop().time(), id(self.client.root)))
         return Result(requeue_after=0.05)
 
 
