@@ -194,7 +194,10 @@ def controllers_table(controllers: Sequence[ControllerInfo]) -> str:
         return "no controllers are installed (entry-point group aiokcm.controllers is empty)"
     rows = [("NAME", "ALIASES", "DEFAULT")]
     for c in controllers:
-        rows.append((c.name, ",".join(c.aliases) or "-", "on" if c.enabled_by_default else "off"))
+        default = "on" if c.enabled_by_default else "off"
+        rows.append(
+            (c.name, ",".join(c.aliases) or "-", f"broken: {c.load_error}" if c.load_error else default)
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     return "\n".join(f"{r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2]}" for r in rows)
 

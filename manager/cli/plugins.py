@@ -58,6 +58,31 @@ def load_entry_point(ep: EntryPoint) -> ControllerInfo:
     )
 
 
+def broken_plugin(ep: EntryPoint, error: RegistryError) -> ControllerInfo:
+    """A controller whose entry point cannot be loaded or is invalid, under the entry point's name (the
+    controller's name by convention): on by default, since nothing else can be known, and
+    `--controllers=-name` turns it off. Building it raises the load error, so the manager reports it as a
+    controller that cannot be initialised (its readiness check, /debug/controllers, the logs, restarts
+    counted) and runs the others."""
+    message = str(error)
+
+    class BrokenPlugin:
+        def __init__(self, ctx: object) -> None:
+            raise RegistryError(message)
+
+    BrokenPlugin.__qualname__ = f"BrokenPlugin[{ep.name}]"
+    dist = getattr(ep, "dist", None)
+    return ControllerInfo(
+        name=ep.name,
+        aliases=(),
+        enabled_by_default=True,
+        cls=BrokenPlugin,
+        entry_point=f"{ep.name} = {ep.value}",
+        distribution=dist.name if dist is not None else None,
+        load_error=message,
+    )
+
+
 def check_unique(controllers: Iterable[ControllerInfo]) -> None:
     """Two controllers may not share a name or alias; the message names both entry points."""
     owner: dict[str, ControllerInfo] = {}
@@ -73,7 +98,8 @@ def check_unique(controllers: Iterable[ControllerInfo]) -> None:
 
 
 def discover(group: str = GROUP) -> list[ControllerInfo]:
-    """All installed controllers, sorted by name. Raises RegistryError naming the first broken entry point."""
+    """All installed controllers, sorted by name; an entry point that cannot be loaded is listed as a broken
+    plugin (`load_error` set). Raises RegistryError when two controllers claim one name."""
     seen: set[tuple[str, str]] = set()
     found: list[ControllerInfo] = []
     for ep in entry_points(group=group):
@@ -81,6 +107,9 @@ def discover(group: str = GROUP) -> list[ControllerInfo]:
         if (ep.name, ep.value) in seen:
             continue
         seen.add((ep.name, ep.value))
-        found.append(load_entry_point(ep))
+        try:
+            found.append(load_entry_point(ep))
+        except RegistryError as exc:
+            found.append(broken_plugin(ep, exc))
     check_unique(found)
     return sorted(found, key=lambda info: info.name)

@@ -16,3 +16,4 @@ class ControllerInfo:
     cls: type[Any]
     entry_point: str  # "name = module:attr", for messages
     distribution: str | None = None
+    load_error: str | None = None  # the entry point could not be loaded: `cls` only raises this

@@ -410,3 +410,24 @@ async def test_a_controller_that_cannot_be_constructed_is_retried_with_backoff_b
     assert (await get(f"{manager.server.url}/readyz"))[0] == 200
     manager.request_shutdown("test")
     assert await asyncio.wait_for(running, 10) == 0
+
+
+async def test_a_plugin_that_cannot_be_loaded_is_reported_and_the_others_run() -> None:
+    from importlib.metadata import EntryPoint
+
+    from manager.cli.plugins import GROUP, broken_plugin, load_entry_point
+    from manager.cli.plugins import RegistryError as LoadError
+
+    ghost = EntryPoint(name="ghost-controller", value="no_such_module:Ghost", group=GROUP)
+    with pytest.raises(LoadError) as failure:
+        load_entry_point(ghost)
+    manager = Manager(plain_settings(), [info(Healthy), broken_plugin(ghost, failure.value)])
+    running = asyncio.create_task(manager.run(handle_signals=False))
+    await wait_for(lambda: len(manager.supervised) == 2, timeout=5)
+    healthy, broken = manager.supervised
+    await wait_for(lambda: healthy.state == "running" and broken.state == "restarting", timeout=5)
+    status, body, _ = await get(f"{manager.server.url}/readyz?verbose")
+    assert status == 500 and "[+]healthy-controller ok" in body and "[-]ghost-controller failed" in body
+    assert broken.last_error is not None and "No module named 'no_such_module'" in broken.last_error
+    manager.request_shutdown("test")
+    assert await asyncio.wait_for(running, 10) == 0
