@@ -21,6 +21,15 @@ if TYPE_CHECKING:
         remove_status_condition,
         set_status_condition,
     )
+    from manager.apimachinery.customresource import (
+        CustomResource,
+        ObjectMeta,
+        PrinterColumn,
+        SchemaError,
+    )
+    from manager.apimachinery.customresource import (
+        crd as custom_resource_definition,
+    )
     from manager.apimachinery.finalizers import (
         add_finalizer,
         contains_finalizer,
@@ -96,6 +105,10 @@ if TYPE_CHECKING:
         Result,
         TerminalError,
     )
+    from manager.controller.typed import (
+        InvalidObject,
+        TypedLister,
+    )
     from manager.controller.watches import (
         For,
         Owns,
@@ -136,6 +149,13 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "CustomResource": "manager.apimachinery.customresource",
+    "ObjectMeta": "manager.apimachinery.customresource",
+    "PrinterColumn": "manager.apimachinery.customresource",
+    "SchemaError": "manager.apimachinery.customresource",
+    "InvalidObject": "manager.controller.typed",
+    "TypedLister": "manager.controller.typed",
+    "custom_resource_definition": "manager.apimachinery.customresource",
     "find_status_condition": "manager.apimachinery.conditions",
     "is_status_condition_false": "manager.apimachinery.conditions",
     "is_status_condition_present_and_equal": "manager.apimachinery.conditions",
@@ -225,7 +245,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 # Public names that differ from the name in their module.
-_ALIASES: dict[str, str] = {"resolve_resource": "resolve"}
+_ALIASES: dict[str, str] = {"resolve_resource": "resolve", "custom_resource_definition": "crd"}
 
 __all__ = [
     "CONFIGMAPS",
@@ -253,6 +273,7 @@ __all__ = [
     "ControllerContext",
     "ControllerExpectations",
     "ControllerFlags",
+    "CustomResource",
     "DelayingQueue",
     "DeletedFinalStateUnknown",
     "Discovery",
@@ -268,14 +289,17 @@ __all__ = [
     "Indexer",
     "InformerFactory",
     "Invalid",
+    "InvalidObject",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "Lister",
     "MaxOfRateLimiter",
     "NotFound",
+    "ObjectMeta",
     "OwnerReferenceError",
     "Owns",
     "PolicyRule",
+    "PrinterColumn",
     "Queue",
     "QueueShutDown",
     "RateLimiter",
@@ -283,11 +307,13 @@ __all__ = [
     "Request",
     "ResourceNotFound",
     "Result",
+    "SchemaError",
     "SecondaryQueue",
     "ServerError",
     "SharedInformer",
     "TerminalError",
     "TooManyRequests",
+    "TypedLister",
     "Watch",
     "Watches",
     "WatchesWith",
@@ -295,6 +321,7 @@ __all__ = [
     "contains_finalizer",
     "controller_owner",
     "controller_uid_index",
+    "custom_resource_definition",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
     "discover_resources",

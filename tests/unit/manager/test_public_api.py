@@ -114,6 +114,16 @@ PUBLIC_API = {
     # manager.client.discovery (resolve, exported as resolve_resource)
     "ResourceNotFound",
     "resolve_resource",
+    # manager.apimachinery.customresource
+    "CustomResource",
+    "ObjectMeta",
+    "PrinterColumn",
+    "SchemaError",
+    # manager.controller.typed
+    "InvalidObject",
+    "TypedLister",
+    # manager.apimachinery.customresource (crd, exported as custom_resource_definition)
+    "custom_resource_definition",
 }
 
 
