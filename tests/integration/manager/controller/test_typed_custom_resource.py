@@ -20,6 +20,7 @@ from manager import (
     EVENTS,
     AlreadyExists,
     ApiClient,
+    Conflict,
     Controller,
     CustomResource,
     For,
@@ -275,3 +276,41 @@ async def test_a_model_invalid_object_gets_a_condition_and_an_event_not_a_retry_
             )
 
         await wait_for(recovered, 10, message="the Invalid condition cleared and Ready set")
+
+
+async def test_status_and_finalizer_patches_honour_the_resource_version_precondition(
+    client: ApiClient,
+) -> None:
+
+    created = await client.create(GREETINGS, greeting("rv", "Hi"))
+    conditions: list[dict[str, Any]] = []
+    set_status_condition(conditions, {"type": "Ready", "status": "False", "reason": "Waiting"}, time.time())
+    patched = await patch_status(
+        client,
+        GREETINGS,
+        created,
+        {"conditions": conditions},
+        resource_version=created["metadata"]["resourceVersion"],
+    )
+    assert patched["status"]["conditions"][0]["reason"] == "Waiting"
+    assert patched["spec"] == created["spec"]  # the status subresource leaves spec alone
+    with pytest.raises(Conflict):  # `created` is now stale
+        await patch_status(
+            client,
+            GREETINGS,
+            created,
+            {"conditions": []},
+            resource_version=created["metadata"]["resourceVersion"],
+        )
+
+    stale = {"metadata": dict(created["metadata"])}
+    assert add_finalizer(stale, FINALIZER)
+    with pytest.raises(Conflict):
+        await patch_finalizers(client, GREETINGS, stale)
+    fresh = await client.get(GREETINGS, "rv", NS)
+    assert add_finalizer(fresh, FINALIZER)
+    updated = await patch_finalizers(client, GREETINGS, fresh)
+    assert updated["metadata"]["finalizers"] == [FINALIZER]
+    assert remove_finalizer(updated, FINALIZER)
+    cleared = await patch_finalizers(client, GREETINGS, updated)
+    assert not cleared["metadata"].get("finalizers")
