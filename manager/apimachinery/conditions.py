@@ -25,31 +25,36 @@ def find_status_condition(conditions: Sequence[Condition] | None, type: str) -> 
 
 
 def set_status_condition(conditions: MutableSequence[Condition], new: Condition, now: float) -> bool:
-    """Add `new` to `conditions` or update the condition of its type in place; return whether it changed.
+    """Add `new` to `conditions` or update the condition of its type; return whether it changed.
 
     As `meta.SetStatusCondition`: a new condition keeps its own `lastTransitionTime` or gets `now` (epoch
     seconds); an existing one gets a new `lastTransitionTime` only when its `status` changes (the one given
     in `new`, else `now`), and takes `reason`, `message` and `observedGeneration` from `new` when they differ.
     """
-    existing = find_status_condition(conditions, new["type"])
-    if existing is None:
+    index = next((i for i, c in enumerate(conditions) if c.get("type") == new["type"]), None)
+    if index is None:
         added = dict(new)
         if not added.get("lastTransitionTime"):
             added["lastTransitionTime"] = format_time(now)
         conditions.append(added)
         return True
+    # The entry is replaced by an updated copy, never edited: a shallow copy of a list whose dicts are shared
+    # (a cached object's, a typed model's) stays untouched.
+    updated = dict(conditions[index])
     changed = False
-    if existing.get("status") != new.get("status"):
-        existing["status"] = new.get("status")
-        existing["lastTransitionTime"] = new.get("lastTransitionTime") or format_time(now)
+    if updated.get("status") != new.get("status"):
+        updated["status"] = new.get("status")
+        updated["lastTransitionTime"] = new.get("lastTransitionTime") or format_time(now)
         changed = True
     for field in _UPDATED_FIELDS:
-        if existing.get(field) != new.get(field):
+        if updated.get(field) != new.get(field):
             if new.get(field) is None:
-                existing.pop(field, None)
+                updated.pop(field, None)
             else:
-                existing[field] = new[field]
+                updated[field] = new[field]
             changed = True
+    if changed:
+        conditions[index] = updated
     return changed
 
 

@@ -315,6 +315,8 @@ def _crd_command(args: Sequence[str]) -> int:
     module_name, _, class_name = args[0].partition(":")
     if not module_name or not class_name:
         raise UsageError(f'"{args[0]}" is not module:Class')
+    if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the project's own modules
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import error or whatever the module raises: bad input

@@ -100,6 +100,7 @@ async def report_invalid(
 ) -> bool:
     """Set the `Invalid`/`InvalidSpec` condition naming the field, and record a Warning event, unless the
     object already says so; returns whether it wrote anything."""
+    from manager.client.errors import Conflict
     from manager.client.toolkit import patch_status
 
     obj = invalid.object
@@ -116,18 +117,29 @@ async def report_invalid(
         condition["observedGeneration"] = generation
     if not set_status_condition(conditions, condition, time.time()):
         return False
+    try:
+        await patch_status(client, model.gvr(), obj, {"conditions": conditions}, resource_version=_rv(obj))
+    except Conflict:  # a newer version exists: its own reconcile reports on it
+        return False
     recorder.event(dict(obj), "Warning", INVALID_REASON, invalid.message)
-    await patch_status(client, model.gvr(), obj, {"conditions": conditions})
     return True
 
 
 async def clear_invalid(client: ApiClient, model: type[CustomResource], obj: Mapping[str, Any]) -> bool:
     """Remove a stale `Invalid` condition from an object that is valid again; returns whether it wrote."""
+    from manager.client.errors import Conflict
     from manager.client.toolkit import patch_status
 
     conditions = [dict(c) for c in ((obj.get("status") or {}).get("conditions") or ())]
     if not is_status_condition_true(conditions, INVALID_CONDITION):
         return False
     remove_status_condition(conditions, INVALID_CONDITION)
-    await patch_status(client, model.gvr(), obj, {"conditions": conditions})
+    try:
+        await patch_status(client, model.gvr(), obj, {"conditions": conditions}, resource_version=_rv(obj))
+    except Conflict:  # a newer version exists and will be reconciled
+        return False
     return True
+
+
+def _rv(obj: Mapping[str, Any]) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion") or None

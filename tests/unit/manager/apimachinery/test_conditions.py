@@ -116,3 +116,13 @@ def test_status_predicates(status: str, true: bool, false: bool, equal_true: boo
     assert not is_status_condition_true(conditions, "Missing")
     assert not is_status_condition_false(conditions, "Missing")
     assert not is_status_condition_present_and_equal(None, "Ready", status)
+
+
+def test_an_update_replaces_the_entry_and_leaves_shared_dicts_alone() -> None:
+    shared = cond("Ready", "False", reason="A", lastTransitionTime=OLD)
+    cached = [shared]
+    working = list(cached)  # a shallow copy, as a reconcile makes of a cached object's conditions
+    assert set_status_condition(working, cond("Ready", "True", reason="B"), NOW)
+    assert shared == cond("Ready", "False", reason="A", lastTransitionTime=OLD)
+    assert cached == [shared]
+    assert working == [cond("Ready", "True", reason="B", lastTransitionTime=NOW_TEXT)]
