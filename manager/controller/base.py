@@ -211,16 +211,16 @@ class Controller:
 
         An object the CRD schema accepted but the model rejects gets an `Invalid` condition (reason
         `InvalidSpec`, the message naming the field) and a Warning event, once per change, then this raises
-        `TerminalError`: nothing to retry until the object changes. A valid object loses a stale `Invalid`
-        condition."""
-        from manager.controller.reconcile import TerminalError
+        `InvalidObject`, a `TerminalError`: nothing to retry until the object changes. Catch it to release
+        the finalizer of an invalid object being deleted (`invalid.object` is the raw object). A valid
+        object loses a stale `Invalid` condition."""
         from manager.controller.typed import InvalidObject, clear_invalid, report_invalid
 
         try:
             typed = self.typed_lister(model).get_by_key(request.key)
         except InvalidObject as invalid:
             await report_invalid(self.client, self.recorder, model, invalid)
-            raise TerminalError(f"invalid {model.kind} {request.key}: {invalid.message}") from None
+            raise
         if typed is not None:
             await clear_invalid(self.client, model, typed.raw)
         return typed

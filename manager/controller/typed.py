@@ -16,6 +16,7 @@ from manager.apimachinery.conditions import (
     set_status_condition,
 )
 from manager.apimachinery.customresource import CustomResource
+from manager.controller.reconcile import TerminalError
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
@@ -37,8 +38,10 @@ def describe_validation_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}"
 
 
-class InvalidObject(Exception):
-    """A cached object that the model rejects; `message` names the first field at fault."""
+class InvalidObject(TerminalError):
+    """A cached object that the model rejects; `message` names the first field at fault, `object` is the
+    raw object (to release a finalizer of an invalid object being deleted). A TerminalError: a reconcile
+    that lets it through is not retried (the object's next change reconciles it again)."""
 
     def __init__(self, obj: Mapping[str, Any], error: ValidationError) -> None:
         self.object = obj

@@ -25,6 +25,7 @@ from manager import (
     CustomResource,
     For,
     Invalid,
+    InvalidObject,
     NotFound,
     Owns,
     PrinterColumn,
@@ -84,15 +85,23 @@ class GreetingController(Controller):
     watches = (For(GREETINGS), Owns(CONFIGMAPS))
 
     async def reconcile(self, request: Request) -> None:
-        greeting = await self.get_typed(Greeting, request)
+        try:
+            greeting = await self.get_typed(Greeting, request)
+        except InvalidObject as invalid:  # an invalid object being deleted still lets go of its finalizer
+            edited = {"metadata": dict(invalid.object["metadata"])}
+            if edited["metadata"].get("deletionTimestamp") and remove_finalizer(edited, FINALIZER):
+                await patch_finalizers(self.client, GREETINGS, edited)
+                deleted_externally.append(edited["metadata"]["name"])
+                return
+            raise
         if greeting is None:
             return
         obj = greeting.raw
         if greeting.metadata.deletion_timestamp:
             edited = {"metadata": dict(obj["metadata"])}
             if remove_finalizer(edited, FINALIZER):
-                deleted_externally.append(greeting.metadata.name)  # the "external cleanup"
                 await patch_finalizers(self.client, GREETINGS, edited)
+                deleted_externally.append(greeting.metadata.name)  # the "external cleanup", done
             return
         edited = {"metadata": dict(obj["metadata"])}
         if add_finalizer(edited, FINALIZER):
@@ -314,3 +323,38 @@ async def test_status_and_finalizer_patches_honour_the_resource_version_precondi
     assert remove_finalizer(updated, FINALIZER)
     cleared = await patch_finalizers(client, GREETINGS, updated)
     assert not cleared["metadata"].get("finalizers")
+
+
+async def test_an_object_made_invalid_then_deleted_still_loses_its_finalizer(
+    kubesim: KubeSim, client: ApiClient
+) -> None:
+    deleted_externally.clear()
+    async with run_manager(kubesim.url, GreetingController):
+        await client.create(GREETINGS, greeting("turncoat", "Hello"))
+
+        async def finalized() -> dict[str, Any] | None:
+            obj = await client.get(GREETINGS, "turncoat", NS)
+            return obj if obj["metadata"].get("finalizers") == [FINALIZER] else None
+
+        obj = await wait_for(finalized, 10, message="the finalizer")
+        obj["spec"]["message"] = "lowercase now"
+        await client.update(GREETINGS, obj)
+
+        async def invalid() -> bool:
+            current = await client.get(GREETINGS, "turncoat", NS)
+            return (
+                find_status_condition((current.get("status") or {}).get("conditions"), "Invalid") is not None
+            )
+
+        await wait_for(invalid, 10, message="the Invalid condition")
+        await client.delete(GREETINGS, "turncoat", NS)
+
+        async def gone() -> bool:
+            try:
+                await client.get(GREETINGS, "turncoat", NS)
+            except NotFound:
+                return True
+            return False
+
+        await wait_for(gone, 10, message="the invalid greeting deleted")
+        assert deleted_externally == ["turncoat"]
