@@ -92,7 +92,7 @@ def _upsert(obj: dict[str, Any], ref: dict[str, Any]) -> None:
 
 
 def set_controller_reference(
-    owner: Mapping[str, Any], obj: dict[str, Any], *, block_owner_deletion: bool = True
+    owner: Mapping[str, Any], obj: dict[str, Any], block_owner_deletion: bool = True
 ) -> None:
     """Make `owner` the controller of `obj` (in place): garbage collection of `obj` with its owner, and
     `Owns(...)` watches map `obj`'s events to the owner.

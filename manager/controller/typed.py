@@ -91,7 +91,10 @@ class TypedLister(Generic[M]):
     def list(self) -> list[M]:
         """Every valid cached object (invalid ones are skipped: their reconcile reports them)."""
         found = []
-        for key in self.lister.list_keys():
+        keys = self.lister.list_keys()
+        for stale in self._cache.keys() - set(keys):  # deleted objects leave the cache here or on a get
+            del self._cache[stale]
+        for key in keys:
             obj = self.lister.get_by_key(key)
             if obj is not None and not isinstance(parsed := self._parse(key, obj), InvalidObject):
                 found.append(parsed)

@@ -285,6 +285,10 @@ async def test_a_model_invalid_object_gets_a_condition_and_an_event_not_a_retry_
             )
 
         await wait_for(recovered, 10, message="the Invalid condition cleared and Ready set")
+        # Every reconcile of the invalid versions found the condition already there: one event, sent once.
+        [event] = await warning()
+        assert event.get("count", 1) == 1
+        assert controller.queue.num_requeues(Request(NS, "shy")) == 0
 
 
 async def test_status_and_finalizer_patches_honour_the_resource_version_precondition(

@@ -216,3 +216,18 @@ def test_from_object_keeps_the_raw_object_and_validates() -> None:
     assert widget.spec.target == "http" and widget.status is None
     with pytest.raises(ValidationError):
         Widget.from_object({**raw, "spec": {"message": "Hi", "replicas": -1}})
+
+
+def test_aliases_name_the_fields_in_the_schema_and_when_reading() -> None:
+    class Status(BaseModel):
+        observed_generation: int | None = Field(None, alias="observedGeneration")
+
+    class Aliased(CustomResource):
+        group, version, kind = "g.io", "v1", "Aliased"
+        spec: dict[str, Any] = {}
+        status: Status | None = None
+
+    schema = openapi_schema(Aliased)["properties"]["status"]
+    assert schema["properties"] == {"observedGeneration": {"type": "integer", "nullable": True}}
+    read = Aliased.from_object({"metadata": {"name": "a"}, "status": {"observedGeneration": 4}})
+    assert read.status is not None and read.status.observed_generation == 4

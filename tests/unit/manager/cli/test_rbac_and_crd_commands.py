@@ -165,3 +165,9 @@ def test_crd_prints_the_generated_definition(capsys: pytest.CaptureFixture[str],
 def test_subcommand_help(capsys: pytest.CaptureFixture[str], command: str) -> None:
     code, out, _ = run(capsys, command, "--help")
     assert code == 0 and out.startswith(f"Usage: aiokcm {command}")
+
+
+def test_the_main_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "aiokcm rbac [--controllers ...]" in out and "aiokcm crd <module:Class>" in out

@@ -82,6 +82,12 @@ def test_a_vanished_object_is_none_and_forgotten(lister: FakeLister) -> None:
     del lister.objects["ns/a"]
     assert typed.get("ns", "a") is None
     assert typed._cache == {}
+    lister.objects["ns/b"] = box("b", 2, "2")
+    lister.objects["ns/c"] = box("c", 2, "3")
+    typed.list()
+    del lister.objects["ns/b"]
+    assert [b.metadata.name for b in typed.list()] == ["c"]
+    assert set(typed._cache) == {"ns/c"}
 
 
 def test_an_object_without_resource_version_is_validated_on_every_read(lister: FakeLister) -> None:
