@@ -13,12 +13,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from manager.apimachinery.conditions import (
+        find_status_condition,
+        is_status_condition_false,
+        is_status_condition_present_and_equal,
+        is_status_condition_true,
+        remove_status_condition,
+        set_status_condition,
+    )
+    from manager.apimachinery.customresource import (
+        CustomResource,
+        ObjectMeta,
+        PrinterColumn,
+        SchemaError,
+    )
+    from manager.apimachinery.customresource import (
+        crd as custom_resource_definition,
+    )
+    from manager.apimachinery.finalizers import (
+        add_finalizer,
+        contains_finalizer,
+        remove_finalizer,
+    )
     from manager.apimachinery.metatime import (
         format_time,
     )
     from manager.apimachinery.objects import (
         controller_owner,
         object_key,
+    )
+    from manager.apimachinery.ownership import (
+        AlreadyOwnedError,
+        OwnerReferenceError,
+        set_controller_reference,
+        set_owner_reference,
     )
     from manager.apimachinery.resources import (
         CONFIGMAPS,
@@ -37,7 +65,11 @@ if TYPE_CHECKING:
     from manager.client.discovery import (
         ApiResource,
         Discovery,
+        ResourceNotFound,
         discover_resources,
+    )
+    from manager.client.discovery import (
+        resolve as resolve_resource,
     )
     from manager.client.errors import (
         AlreadyExists,
@@ -54,6 +86,10 @@ if TYPE_CHECKING:
     from manager.client.rest import (
         ApiClient,
     )
+    from manager.client.toolkit import (
+        patch_finalizers,
+        patch_status,
+    )
     from manager.config.settings import ControllerFlags, Duration
     from manager.controller.base import (
         Controller,
@@ -68,6 +104,10 @@ if TYPE_CHECKING:
         Request,
         Result,
         TerminalError,
+    )
+    from manager.controller.typed import (
+        InvalidObject,
+        TypedLister,
     )
     from manager.controller.watches import (
         For,
@@ -109,6 +149,30 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "CustomResource": "manager.apimachinery.customresource",
+    "ObjectMeta": "manager.apimachinery.customresource",
+    "PrinterColumn": "manager.apimachinery.customresource",
+    "SchemaError": "manager.apimachinery.customresource",
+    "InvalidObject": "manager.controller.typed",
+    "TypedLister": "manager.controller.typed",
+    "custom_resource_definition": "manager.apimachinery.customresource",
+    "find_status_condition": "manager.apimachinery.conditions",
+    "is_status_condition_false": "manager.apimachinery.conditions",
+    "is_status_condition_present_and_equal": "manager.apimachinery.conditions",
+    "is_status_condition_true": "manager.apimachinery.conditions",
+    "remove_status_condition": "manager.apimachinery.conditions",
+    "set_status_condition": "manager.apimachinery.conditions",
+    "add_finalizer": "manager.apimachinery.finalizers",
+    "contains_finalizer": "manager.apimachinery.finalizers",
+    "remove_finalizer": "manager.apimachinery.finalizers",
+    "AlreadyOwnedError": "manager.apimachinery.ownership",
+    "OwnerReferenceError": "manager.apimachinery.ownership",
+    "set_controller_reference": "manager.apimachinery.ownership",
+    "set_owner_reference": "manager.apimachinery.ownership",
+    "patch_finalizers": "manager.client.toolkit",
+    "patch_status": "manager.client.toolkit",
+    "ResourceNotFound": "manager.client.discovery",
+    "resolve_resource": "manager.client.discovery",
     "ControllerFlags": "manager.config.settings",
     "Duration": "manager.config.settings",
     "format_time": "manager.apimachinery.metatime",
@@ -180,6 +244,9 @@ _EXPORTS: dict[str, str] = {
     "default_item_based_rate_limiter": "manager.workqueue",
 }
 
+# Public names that differ from the name in their module.
+_ALIASES: dict[str, str] = {"resolve_resource": "resolve", "custom_resource_definition": "crd"}
+
 __all__ = [
     "CONFIGMAPS",
     "CONTROLLER_UID_INDEX",
@@ -195,6 +262,7 @@ __all__ = [
     "PODS",
     "REPLICASETS",
     "AlreadyExists",
+    "AlreadyOwnedError",
     "ApiClient",
     "ApiError",
     "ApiResource",
@@ -205,6 +273,7 @@ __all__ = [
     "ControllerContext",
     "ControllerExpectations",
     "ControllerFlags",
+    "CustomResource",
     "DelayingQueue",
     "DeletedFinalStateUnknown",
     "Discovery",
@@ -220,36 +289,58 @@ __all__ = [
     "Indexer",
     "InformerFactory",
     "Invalid",
+    "InvalidObject",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "Lister",
     "MaxOfRateLimiter",
     "NotFound",
+    "ObjectMeta",
+    "OwnerReferenceError",
     "Owns",
     "PolicyRule",
+    "PrinterColumn",
     "Queue",
     "QueueShutDown",
     "RateLimiter",
     "RateLimitingQueue",
     "Request",
+    "ResourceNotFound",
     "Result",
+    "SchemaError",
     "SecondaryQueue",
     "ServerError",
     "SharedInformer",
     "TerminalError",
     "TooManyRequests",
+    "TypedLister",
     "Watch",
     "Watches",
     "WatchesWith",
+    "add_finalizer",
+    "contains_finalizer",
     "controller_owner",
     "controller_uid_index",
+    "custom_resource_definition",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
     "discover_resources",
     "final_object",
+    "find_status_condition",
     "format_time",
+    "is_status_condition_false",
+    "is_status_condition_present_and_equal",
+    "is_status_condition_true",
     "object_key",
     "orphan_index_key",
+    "patch_finalizers",
+    "patch_status",
+    "remove_finalizer",
+    "remove_status_condition",
+    "resolve_resource",
+    "set_controller_reference",
+    "set_owner_reference",
+    "set_status_condition",
 ]
 
 
@@ -257,7 +348,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'manager' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -36,6 +36,13 @@ _ACTIONS = {
     "version": "Print the version and exit.",
     "list-controllers": "List the installed controllers (name, aliases, on by default) and exit.",
 }
+# Subcommands: `aiokcm <command> ...`; without one, the flags run the manager.
+_COMMANDS = {
+    "rbac": "aiokcm rbac [--controllers ...] [flags]: print the ClusterRole the enabled controllers' `rbac` "
+    "rules add up to, and the leader-election Role, as YAML.",
+    "crd": "aiokcm crd <module:Class>: print the CustomResourceDefinition generated from a typed custom "
+    "resource (a manager.CustomResource subclass) as YAML.",
+}
 _TRUE = {"1", "t", "true", "yes", "y", "on"}
 _FALSE = {"0", "f", "false", "no", "n", "off"}
 
@@ -161,6 +168,7 @@ def help_text(settings_cls: type[Settings] = Settings) -> str:
     columns = max(80, min(shutil.get_terminal_size((110, 24)).columns, 140))
     lines = [
         "Usage: aiokcm [flags]",
+        *(f"       {usage.split(': ', 1)[0]}" for usage in _COMMANDS.values()),
         "",
         "aiokcm runs Kubernetes controllers on one asyncio loop, in the style of kube-controller-manager.",
         "Every flag can also be set as environment variable AIOKCM_<FLAG> (AIOKCM_KUBE_API_QPS=50,",
@@ -231,6 +239,8 @@ def settings_class(controllers: Sequence[ControllerInfo]) -> type[Settings]:
 
 
 def _main(argv: Sequence[str]) -> int:
+    if argv and argv[0] in _COMMANDS:
+        return _command(argv[0], argv[1:])
     if "--version" in argv:
         print(f"aiokcm {package_version()}")
         return 0
@@ -262,6 +272,67 @@ def _main(argv: Sequence[str]) -> int:
 
     configure_logging(settings.log_format, settings.log_level)
     return asyncio.run(serve(settings, enabled))
+
+
+def _command(command: str, args: Sequence[str]) -> int:
+    if "-h" in args or "--help" in args:
+        print(f"Usage: {_COMMANDS[command]}")
+        return 0
+    if command == "crd":
+        return _crd_command(args)
+    return _rbac_command(args)
+
+
+def _rbac_command(args: Sequence[str]) -> int:
+    from manager.cli.rbac import rbac_manifests
+
+    installed = _discover()
+    settings_cls = settings_class(installed)
+    parsed = parse_args(args, settings_cls)
+    if parsed.actions:
+        raise UsageError(f"--{sorted(parsed.actions)[0]} is not an option of aiokcm rbac")
+    try:
+        settings = settings_cls.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
+    except ValidationError as exc:
+        raise UsageError(describe_validation_error(exc)) from None
+    except ConfigFileError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        enabled = select(settings.controllers, installed)
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from None
+    rules = [rule for info in enabled for rule in getattr(info.cls, "rbac", ())]
+    print(rbac_manifests(rules, namespace=settings.leader_elect_resource_namespace), end="")
+    return 0
+
+
+def _crd_command(args: Sequence[str]) -> int:
+    import importlib
+
+    import yaml
+
+    from manager.apimachinery.customresource import CustomResource, SchemaError, crd
+
+    if len(args) != 1 or args[0].startswith("-"):
+        raise UsageError("aiokcm crd takes one argument, module:Class (e.g. mypkg.greeting:Greeting)")
+    module_name, _, class_name = args[0].partition(":")
+    if not module_name or not class_name:
+        raise UsageError(f'"{args[0]}" is not module:Class')
+    if "" not in sys.path and os.getcwd() not in sys.path:  # as `python -m`: the project's own modules
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import error or whatever the module raises: bad input
+        raise UsageError(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from None
+    model = getattr(module, class_name, None)
+    if not (isinstance(model, type) and issubclass(model, CustomResource)):
+        raise UsageError(f"{args[0]} is not a CustomResource subclass")
+    try:
+        definition = crd(model)
+    except (SchemaError, AttributeError) as exc:
+        raise UsageError(f"{args[0]}: {exc}") from None
+    print(yaml.safe_dump(definition, sort_keys=False), end="")
+    return 0
 
 
 def _check_kubeconfig(settings: Settings) -> None:

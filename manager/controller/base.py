@@ -35,7 +35,9 @@ from manager.controller.worker import ReconcileStats, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 if TYPE_CHECKING:
+    from manager.apimachinery.customresource import CustomResource
     from manager.client.rest import ApiClient
+    from manager.controller.typed import TypedLister
     from manager.events import EventRecorder
     from manager.informers import HandlerRegistration, InformerFactory, Lister, Selectors, SharedInformer
 
@@ -61,6 +63,7 @@ class PolicyRule:
 
 
 T = TypeVar("T", bound=Hashable)
+M = TypeVar("M", bound="CustomResource")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class Controller:
         self._watched: list[Watch] = []
         self._registrations: list[HandlerRegistration] = []
         self._recorder: EventRecorder | None = None
+        self._typed_listers: dict[type[CustomResource], TypedLister[Any]] = {}
         self.stats = ReconcileStats()
         if ctx.on_created is not None:
             ctx.on_created(self)
@@ -191,6 +195,35 @@ class Controller:
         """The informer's cache, read as the resource's object type:
         `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`, `.by_namespace(...)`."""
         return self.informer(resource, **selectors).lister
+
+    def typed_lister(self, model: type[M]) -> TypedLister[M]:
+        """The informer cache of custom resource `model`, read as validated models (validated once per
+        object version, see `TypedLister`); the same instance on every call."""
+        from manager.controller.typed import TypedLister
+
+        typed = self._typed_listers.get(model)
+        if typed is None:
+            typed = self._typed_listers[model] = TypedLister(model, self.lister(model.gvr()))
+        return typed
+
+    async def get_typed(self, model: type[M], request: Request) -> M | None:
+        """The object of `request` as a validated `model`, or None when it is not in the cache.
+
+        An object the CRD schema accepted but the model rejects gets an `Invalid` condition (reason
+        `InvalidSpec`, the message naming the field) and a Warning event, once per change, then this raises
+        `InvalidObject`, a `TerminalError`: nothing to retry until the object changes. Catch it to release
+        the finalizer of an invalid object being deleted (`invalid.object` is the raw object). A valid
+        object loses a stale `Invalid` condition."""
+        from manager.controller.typed import InvalidObject, clear_invalid, report_invalid
+
+        try:
+            typed = self.typed_lister(model).get_by_key(request.key)
+        except InvalidObject as invalid:
+            await report_invalid(self.client, self.recorder, model, invalid)
+            raise
+        if typed is not None:
+            await clear_invalid(self.client, model, typed.raw)
+        return typed
 
     @property
     def recorder(self) -> EventRecorder:

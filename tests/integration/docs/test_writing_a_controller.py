@@ -29,3 +29,15 @@ async def test_the_documented_controller_passes_the_documented_test(monkeypatch:
     test_module: dict[str, Any] = {"__name__": "doc_test_stamp"}
     exec(compile(_block("# tests/test_stamp.py"), "tests/test_stamp.py", "exec"), test_module)
     await test_module["test_stamps_keys"]()
+
+
+async def test_the_documented_typed_controller_passes_the_documented_test(monkeypatch: Any) -> None:
+    package = types.ModuleType("mypkg")
+    package.__path__ = []
+    module = types.ModuleType("mypkg.greeting")
+    monkeypatch.setitem(sys.modules, "mypkg", package)
+    monkeypatch.setitem(sys.modules, "mypkg.greeting", module)  # pydantic resolves annotations through it
+    exec(compile(_block("# mypkg/greeting.py"), "mypkg/greeting.py", "exec"), module.__dict__)
+    test_module: dict[str, Any] = {"__name__": "doc_test_greeting"}
+    exec(compile(_block("# tests/test_greeting.py"), "tests/test_greeting.py", "exec"), test_module)
+    await test_module["test_greeting_gets_a_configmap_and_ready"]()

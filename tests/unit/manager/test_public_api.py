@@ -92,6 +92,38 @@ PUBLIC_API = {
     "object_key",
     # manager.apimachinery.metatime
     "format_time",
+    # manager.apimachinery.conditions
+    "find_status_condition",
+    "is_status_condition_false",
+    "is_status_condition_present_and_equal",
+    "is_status_condition_true",
+    "remove_status_condition",
+    "set_status_condition",
+    # manager.apimachinery.finalizers
+    "add_finalizer",
+    "contains_finalizer",
+    "remove_finalizer",
+    # manager.apimachinery.ownership
+    "AlreadyOwnedError",
+    "OwnerReferenceError",
+    "set_controller_reference",
+    "set_owner_reference",
+    # manager.client.toolkit
+    "patch_finalizers",
+    "patch_status",
+    # manager.client.discovery (resolve, exported as resolve_resource)
+    "ResourceNotFound",
+    "resolve_resource",
+    # manager.apimachinery.customresource
+    "CustomResource",
+    "ObjectMeta",
+    "PrinterColumn",
+    "SchemaError",
+    # manager.controller.typed
+    "InvalidObject",
+    "TypedLister",
+    # manager.apimachinery.customresource (crd, exported as custom_resource_definition)
+    "custom_resource_definition",
 }
 
 
