@@ -3,6 +3,7 @@ convergence and operator CPU per object (issue 15, "Performance").
 
     make bench                       (installs the `bench` extra: kopf)
     .venv/bin/python benchmarks/operator_vs_kopf.py [N] [--only aiokcm-unlimited,aiokcm-defaults,kopf]
+        [--profile DIR]   (each operator process under cProfile: DIR/<row>.prof)
 
 The operator: a `Greeting` custom resource (demo.example.com/v1, namespaced, status subresource,
 spec.message); for each Greeting, an owned ConfigMap (controller owner reference), status `ready: true` and a
@@ -54,7 +55,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from kubesim_process import process_cpu, start_kubesim
+from kubesim_process import process_cpu, process_times, start_kubesim
 
 from manager import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, EVENTS, NAMESPACES, ApiClient, NotFound
 from manager.client.rest import create_client
@@ -112,6 +113,7 @@ class Row:
     sim_cpu: float
     count: int
     created: float  # seconds this process took to create the N Greetings
+    system: float  # the operator's kernel time (stime), part of cpu
 
     @property
     def ms_per_object(self) -> float:
@@ -127,7 +129,9 @@ def plugin_dir(root: Path) -> Path:
     return root
 
 
-def start_operator(row: str, url: str, kubeconfig: Path, work: Path) -> subprocess.Popen[bytes]:
+def start_operator(
+    row: str, url: str, kubeconfig: Path, work: Path, profile: Path | None = None
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("AIOKCM_")}
     log = open(work / f"{row}.log", "wb")  # noqa: SIM115 (the child owns it)
     if row == "kopf":
@@ -146,6 +150,8 @@ def start_operator(row: str, url: str, kubeconfig: Path, work: Path) -> subproce
         ]
         if row == "aiokcm-unlimited":
             args.append("--kube-api-qps=0")
+    if profile is not None:  # the whole process under cProfile (written when it exits on SIGTERM)
+        args = [sys.executable, "-m", "cProfile", "-o", str(profile / f"{row}.prof"), *args]
     return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)
 
 
@@ -265,7 +271,7 @@ async def gather_limited(jobs: list[Callable[[], Awaitable[object]]], in_flight:
     await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def run_row(row: str, count: int, work: Path) -> Row:
+async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row:
     kubeconfig = work / "kubeconfig"
     sim, url = start_kubesim("--no-kubelet", "--history-size", "200000", "--kubeconfig", str(kubeconfig))
     operator: subprocess.Popen[bytes] | None = None
@@ -281,7 +287,7 @@ async def run_row(row: str, count: int, work: Path) -> Row:
                 await client.list(greetings_gvr(), "warmup")
                 break
             await asyncio.sleep(0.05)
-        operator = start_operator(row, url, kubeconfig, work)
+        operator = start_operator(row, url, kubeconfig, work, profile)
         proc = operator
 
         def alive() -> bool:
@@ -293,7 +299,7 @@ async def run_row(row: str, count: int, work: Path) -> Row:
 
         convergence = Convergence(client, "bench", count)
         await convergence.start()
-        wall, cpu, sim_cpu = time.perf_counter(), process_cpu(proc.pid), process_cpu(sim.pid)
+        wall, times, sim_cpu = time.perf_counter(), process_times(proc.pid), process_cpu(sim.pid)
         await gather_limited(
             [
                 functools.partial(client.create, greetings_gvr(), greeting(f"g-{i:05d}", "bench"), "bench")
@@ -303,13 +309,15 @@ async def run_row(row: str, count: int, work: Path) -> Row:
         )
         created = time.perf_counter() - wall
         await convergence.wait(600, alive)
+        user, system = (after - before for after, before in zip(process_times(proc.pid), times, strict=True))
         result = Row(
             row,
             time.perf_counter() - wall,
-            process_cpu(proc.pid) - cpu,
+            user + system,
             process_cpu(sim.pid) - sim_cpu,
             count,
             created,
+            system,
         )
         convergence.stop()
         await until_converged(client, "bench", count, 5, alive)  # the lists agree with the watches
@@ -334,6 +342,11 @@ def main() -> None:
         "--only", default=",".join(ROWS), help=f"comma-separated rows among {', '.join(ROWS)}"
     )
     parser.add_argument("--keep-logs", action="store_true", help="print the directory of the operators' logs")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="run each operator under cProfile, writing DIR/<row>.prof (its figures are then inflated)",
+    )
     args = parser.parse_args()
     rows = [r for r in args.only.split(",") if r]
     if unknown := set(rows) - set(ROWS):
@@ -347,17 +360,17 @@ def main() -> None:
         )
         sys.exit(2)
     work = Path(tempfile.mkdtemp(prefix="operator-vs-kopf-"))
-    results = [asyncio.run(run_row(row, args.count, work)) for row in rows]
+    results = [asyncio.run(run_row(row, args.count, work, args.profile)) for row in rows]
     kopf_version = version("kopf") if importlib.util.find_spec("kopf") else "-"
     print(f"{args.count} Greetings: owned ConfigMap + status ready + event (kopf {kopf_version})")
     print(
-        f"{'row':18} {'wall s':>8} {'operator cpu s':>15} {'ms/object':>10} {'kubesim cpu s':>14} "
-        f"{'creates done s':>15}"
+        f"{'row':18} {'wall s':>8} {'operator cpu s':>15} {'of it sys s':>12} {'ms/object':>10} "
+        f"{'kubesim cpu s':>14} {'creates done s':>15}"
     )
     for r in results:
         print(
-            f"{r.name:18} {r.wall:8.2f} {r.cpu:15.2f} {r.ms_per_object:10.3f} {r.sim_cpu:14.2f} "
-            f"{r.created:15.2f}"
+            f"{r.name:18} {r.wall:8.2f} {r.cpu:15.2f} {r.system:12.2f} {r.ms_per_object:10.3f} "
+            f"{r.sim_cpu:14.2f} {r.created:15.2f}"
         )
     by_name = {r.name: r for r in results}
     if {"kopf", "aiokcm-unlimited"} <= by_name.keys():
