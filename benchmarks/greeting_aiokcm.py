@@ -3,7 +3,10 @@
 For every Greeting (demo.example.com/v1), keep a ConfigMap `<name>-greeting` owned by it (controller owner
 reference) holding spec.message, set status `ready: true` on the status subresource, and record a Normal event
 `Greeted`. The ConfigMap is created only when missing from the informer cache; the status is patched only when
-not ready yet; the event is recorded once, with the status change.
+not ready yet; the event is recorded once, with the status change. The cache lags the controller's own writes:
+a reconcile caused by the ConfigMap's ADDED event may still see the Greeting without its status. The
+controller remembers the resourceVersion it patched the status from, and while the cache shows that same
+version the patch is in flight: no second patch, no second event (any other write bumps the version).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from manager import (
     CONFIGMAPS,
     AlreadyExists,
     Controller,
+    ControllerContext,
     For,
     GroupVersionResource,
     NotFound,
@@ -38,9 +42,14 @@ class GreetingController(Controller):
     concurrency = 5
     watches = (For(GREETINGS), Owns(CONFIGMAPS))
 
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.patched_from: dict[str, str] = {}  # key -> resourceVersion the status was patched from
+
     async def reconcile(self, request: Request) -> None:
         greeting = self.lister(GREETINGS).get_by_key(request.key)
         if greeting is None or greeting["metadata"].get("deletionTimestamp"):
+            self.patched_from.pop(request.key, None)
             return
         meta = greeting["metadata"]
         cm_key = f"{request.namespace}/{configmap_name(request.name)}"
@@ -65,6 +74,9 @@ class GreetingController(Controller):
             }
             with contextlib.suppress(AlreadyExists):  # the cache lags our own write
                 await self.client.create(CONFIGMAPS, body, request.namespace)
+        if self.patched_from.get(request.key) == meta["resourceVersion"]:
+            return  # our status patch has not reached the cache yet
+        self.patched_from.pop(request.key, None)
         if (greeting.get("status") or {}).get("ready") is not True:
             try:
                 await self.client.patch(
@@ -76,4 +88,5 @@ class GreetingController(Controller):
                 )
             except NotFound:
                 return
+            self.patched_from[request.key] = meta["resourceVersion"]
             self.recorder.event(greeting, "Normal", "Greeted", f"ConfigMap {configmap_name(request.name)}")
