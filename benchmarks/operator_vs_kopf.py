@@ -30,7 +30,11 @@ How each operator runs:
   greeting_aiokcm:GreetingController`) in a temporary directory, put on PYTHONPATH with benchmarks/ (the
   same trick as tests/integration/manager/cli/test_cli_process.py): nothing is installed.
 - kopf: `kopf run --standalone --all-namespaces benchmarks/greeting_kopf.py` with KUBECONFIG pointing at the
-  kubeconfig kubesim writes (plain HTTP, no credentials), kopf's default settings.
+  kubeconfig kubesim writes (plain HTTP, no credentials), kopf's default settings. kopf logs in with the first
+  of its login handlers that succeeds: `login_via_client` here (the `kubernetes` client of the test extra);
+  `login_via_async_client` and its own `login_with_kubeconfig` work against kubesim as well.
+- Both at their default log level (info), into a file in a temporary directory (`--keep-logs` prints it).
+  The aiokcm controller runs 5 workers; kopf handles each object in its own worker task (its default).
 
 kopf is a benchmark-only dependency (`pip install -e '.[bench]'`, which `make bench` does); without it this
 script says so and exits with status 2.
