@@ -38,7 +38,8 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-## make unit / make integration / make bench: parts of the suite, and the benchmarks (they print figures).
+## make unit / make integration / make bench: parts of the suite, and the benchmarks (they print figures;
+##   make bench first installs the benchmark-only extra `bench`: kopf, which make test never needs).
 unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
@@ -46,6 +47,7 @@ integration: $(STAMP)
 	$(PY) -m pytest -q tests/integration tests/e2e
 
 bench: $(STAMP)
+	@$(PY) -c 'import kopf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:

@@ -12,9 +12,15 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 def process_cpu(pid: int) -> float:
     """utime + stime of another process, in seconds (Linux /proc)."""
+    user, system = process_times(pid)
+    return user + system
+
+
+def process_times(pid: int) -> tuple[float, float]:
+    """utime and stime of another process, in seconds (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
 
 
 def start_kubesim(*args: str, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
