@@ -31,7 +31,12 @@ class WriteMemo:
         self._clock = clock
 
     def written(self, obj: Obj) -> None:
-        self._written[str(meta(obj).get("uid") or "")] = (obj, self._clock())
+        now = self._clock()
+        if len(self._written) > 64:  # entries of objects deleted since (their owner gone too) expire here
+            for uid, (_, when) in list(self._written.items()):
+                if now - when > PENDING_CREATE_TTL:
+                    del self._written[uid]
+        self._written[str(meta(obj).get("uid") or "")] = (obj, now)
 
     def fresh(self, cached: Obj) -> Obj:
         """The freshest known version of a cached object."""

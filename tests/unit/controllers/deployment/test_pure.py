@@ -247,3 +247,15 @@ def test_paused_conditions() -> None:
     d["spec"]["paused"] = False
     assert cond.check_paused_conditions(d, 0)
     assert cond.get_condition(d["status"], cond.PROGRESSING)["message"] == "Deployment is resumed"  # type: ignore[index]
+
+
+def test_write_memo_forgets_old_writes_of_objects_gone_since() -> None:
+    from controllers.deployment.writememo import PENDING_CREATE_TTL, WriteMemo
+
+    now = [0.0]
+    memo = WriteMemo(clock=lambda: now[0])
+    for i in range(100):
+        memo.written({"metadata": {"uid": f"u{i}", "resourceVersion": str(i)}})
+    now[0] = PENDING_CREATE_TTL + 1
+    memo.written({"metadata": {"uid": "fresh", "resourceVersion": "200"}})
+    assert len(memo) == 1  # the hundred old writes expired; only the new one is kept
