@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.pipeline import PIPELINE_LABEL, PIPELINES, STEP_LABEL, PipelineController
+import pytest
+
+from controllers.pipeline import PIPELINE_LABEL, PIPELINES, STEP_LABEL, Pipeline, PipelineController
+from controllers.pipeline.controller import JobConflict
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from manager import EVENTS, JOBS, PODS
 from manager.testing import controller_of, wait_for
@@ -219,3 +222,23 @@ async def test_the_jobs_informer_is_shared_with_the_job_controller() -> None:
         pipeline_ctl = controller_of(env.manager, PipelineController)
         job_ctl = controller_of(env.manager, FastJobController)
         assert pipeline_ctl.informer(JOBS) is job_ctl.informer(JOBS) is by_resource[JOBS]
+
+
+async def test_a_create_that_meets_an_existing_job_never_duplicates_it() -> None:
+    async with pipeline_env() as env:
+        await env.client.create(PIPELINES, pipeline("again", step("a", seconds=0.1)), NS)
+        await wait_condition(env.client, "again", "Succeeded", "True")
+        ctl = controller_of(env.manager, PipelineController)
+        typed = ctl.typed_lister(Pipeline).get(NS, "again")
+        assert typed is not None
+        # what a reconcile on a cache that has not seen its own Job yet does: create, meet AlreadyExists
+        existing = await ctl._create_job(typed, "a")
+        assert isinstance(existing, dict) and existing["metadata"]["name"] == "again-a"
+        jobs = (await env.client.list(JOBS, NS))["items"]
+        assert [j["metadata"]["name"] for j in jobs] == ["again-a"]
+        # a Job of that name that another object controls is not adopted: the reconcile fails and retries
+        await env.client.create(PIPELINES, pipeline("other", step("a", seconds=0.1)), NS)
+        other = await wait_for(lambda: ctl.typed_lister(Pipeline).get(NS, "other"), message="other cached")
+        renamed = Pipeline.from_object({**other.raw, "metadata": {**other.raw["metadata"], "name": "again"}})
+        with pytest.raises(JobConflict, match="again-a exists"):
+            await ctl._create_job(renamed, "a")
