@@ -20,7 +20,9 @@ retried until the Pipeline changes (`InvalidObject` is a TerminalError).
 Job names are deterministic, so a stale cache can never duplicate a Job: a create that meets AlreadyExists
 reads the Job from the API server and goes on with it (a Job of that name that the Pipeline does not control
 is an error, retried with backoff: typically the Job of a deleted Pipeline of the same name, about to go).
-A step once recorded Succeeded or Failed in status keeps its phase if its Job is deleted; it is not re-run.
+A step once recorded Succeeded in status keeps its phase if its Job is deleted; it is not re-run. A Job the
+API server rejects (an invalid template) fails its step, with the server's message and a Warning event; the
+step is tried again only once the spec changes (a new generation).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 from functools import cached_property
 from typing import Any
 
-from controllers.pipeline.dag import FAILED, PENDING, RUNNING, SUCCEEDED, ready_steps
+from controllers.pipeline.dag import FAILED, PENDING, SUCCEEDED, ready_steps
 from controllers.pipeline.status import job_phase, pipeline_status
 from controllers.pipeline.types import GROUP, PIPELINES, Pipeline
 from manager import (
@@ -83,6 +85,9 @@ class PipelineController(Controller):
             return None
         uid = pipeline.metadata.uid
         recorded = {s.name: s for s in (pipeline.status.steps if pipeline.status else [])}
+        same_generation = pipeline.status is not None and (
+            pipeline.status.observed_generation == pipeline.metadata.generation
+        )
         graph = pipeline.spec.graph()
         jobs: dict[str, Obj] = {}
         phases: dict[str, str] = {}
@@ -92,8 +97,10 @@ class PipelineController(Controller):
             if job is not None:
                 jobs[step] = job
                 phases[step], messages[step] = job_phase(job)
-            elif step in recorded and recorded[step].phase in (SUCCEEDED, FAILED):
-                phases[step] = recorded[step].phase  # its Job was deleted: the outcome stays
+            elif step in recorded and (
+                recorded[step].phase == SUCCEEDED or (recorded[step].phase == FAILED and same_generation)
+            ):  # its Job was deleted, or never accepted (retried once the spec changes): the outcome stays
+                phases[step] = recorded[step].phase
                 messages[step] = recorded[step].message or ""
             else:
                 phases[step] = PENDING
@@ -106,10 +113,6 @@ class PipelineController(Controller):
                     break  # no new step after a failure
                 jobs[step] = created
                 phases[step], messages[step] = job_phase(created)
-                if phases[step] == PENDING:
-                    phases[step] = RUNNING
-                started = f"step {step} started: Job {self.job_name(pipeline, step)}"
-                self.recorder.event(pipeline.raw, "Normal", "StepStarted", started)
         status = pipeline_status(
             pipeline,
             phases,
@@ -171,6 +174,7 @@ class PipelineController(Controller):
                 raise JobConflict(who) from None
             return existing
         except Invalid as exc:
-            return f"step {step}: the API server rejected Job {name}: {exc}"
+            return f"the API server rejected Job {name}: {exc}"
         self.log.info("step job created", pipeline=pipeline.metadata.name, step=step, job=name)
+        self.recorder.event(pipeline.raw, "Normal", "StepStarted", f"step {step} started: Job {name}")
         return created

@@ -242,3 +242,21 @@ async def test_a_create_that_meets_an_existing_job_never_duplicates_it() -> None
         renamed = Pipeline.from_object({**other.raw, "metadata": {**other.raw["metadata"], "name": "again"}})
         with pytest.raises(JobConflict, match="again-a exists"):
             await ctl._create_job(renamed, "a")
+
+
+async def test_a_job_the_api_server_rejects_fails_its_step_until_the_spec_changes() -> None:
+    async with pipeline_env() as env:
+        bad = step("a")
+        bad["template"]["spec"]["parallelism"] = -1
+        await env.client.create(PIPELINES, pipeline("rejected", bad, step("b", "a")), NS)
+        failed = await wait_condition(env.client, "rejected", "Failed", "True")
+        cond = condition(failed, "Failed")
+        assert cond is not None and cond["message"].startswith(
+            "step a failed: the API server rejected Job rejected-a: 422 Invalid"
+        )
+        assert (await env.client.list(JOBS, NS))["items"] == []
+        fixed = {"spec": {"steps": [step("a", seconds=0.1), step("b", "a", seconds=0.1)]}}
+        await env.client.patch(PIPELINES, "rejected", fixed, NS, patch_type="merge")
+        done = await wait_condition(env.client, "rejected", "Succeeded", "True")
+        failure = condition(done, "Failed")
+        assert failure is not None and failure["status"] == "False"
