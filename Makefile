@@ -17,10 +17,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-## make run: start the manager against an embedded kubesim cluster, with the sample workloads applied
-##   (more flags: make run ARGS="--port 0 --log-format console").
+## make run: start the manager against an embedded kubesim cluster, with the CRDs of config/crd and the sample
+##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--port 0").
 run: $(STAMP)
-	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/samples $(ARGS)
+	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/crd,config/samples --controllers='*,pipeline' $(ARGS)
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite.
 test: $(STAMP) lint

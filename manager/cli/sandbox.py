@@ -9,6 +9,7 @@ says what is missing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -104,18 +105,49 @@ def manifest_objects(path: Path) -> Iterator[dict[str, Any]]:
             yield document
 
 
-async def apply_manifests(url: str, paths: Iterable[str]) -> int:
-    """Create every object found under `paths`; objects that already exist are left alone. Returns count."""
+async def apply_manifests(url: str, paths: Iterable[str], establish_timeout: float = 10.0) -> int:
+    """Create every object found under `paths`; objects that already exist are left alone. Returns count.
+
+    CustomResourceDefinitions go first, whichever file holds them, and the rest waits until they are
+    Established, so a directory may hold a CRD and its custom resources (as `kubectl apply` would need two
+    passes for)."""
     created = 0
+    documents = [(path, obj) for path in manifest_files(paths) for obj in manifest_objects(path)]
+    crds = [(path, obj) for path, obj in documents if _is_crd(obj)]
+    others = [(path, obj) for path, obj in documents if not _is_crd(obj)]
     async with aiohttp.ClientSession(base_url=url, timeout=aiohttp.ClientTimeout(total=30)) as session:
         resources: dict[str, dict[str, tuple[str, bool]]] = {}
-        for path in manifest_files(paths):
-            for obj in manifest_objects(path):
+        for batch in (crds, others):
+            for path, obj in batch:
                 api_version = obj["apiVersion"]
                 if api_version not in resources:
                     resources[api_version] = await _discover(session, api_version)
                 created += await _create(session, resources[api_version], path, obj)
+            for path, obj in crds if batch is crds else ():
+                await _wait_established(session, path, obj, establish_timeout)
     return created
+
+
+def _is_crd(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == "CustomResourceDefinition" and str(obj.get("apiVersion", "")).startswith(
+        "apiextensions.k8s.io/"
+    )
+
+
+async def _wait_established(
+    session: aiohttp.ClientSession, path: Path, obj: dict[str, Any], timeout: float
+) -> None:
+    name = (obj.get("metadata") or {}).get("name")
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        async with session.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") as response:
+            current = await response.json() if response.status == 200 else {}
+        conditions = (current.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise SandboxApplyError(f"--sandbox-apply {path}: CRD {name} is not Established")
+        await asyncio.sleep(0.05)
 
 
 async def _create(

@@ -34,6 +34,7 @@ Settings = settings_class(discover())
 
 AIOKCM = Path(sys.executable).parent / "aiokcm"
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+REPO = Path(__file__).resolve().parents[4]
 ENTRY_POINTS = """\
 [aiokcm.controllers]
 steady-controller = shell_controllers:SteadyController
@@ -506,6 +507,16 @@ async def test_sandbox_apply_creates_objects_and_leaves_existing_ones(kubesim: A
     assert status == 200 and configmap["data"] == {"greeting": "hello"}
     assert (await get_json(f"{kubesim.url}/api/v1/namespaces/sandbox-team"))[0] == 200
     assert await apply_manifests(kubesim.url, [str(tmp_path / "objects.yaml")]) == 0  # both exist already
+
+
+async def test_sandbox_apply_creates_crds_first_and_waits_for_them(kubesim: Any, tmp_path: Path) -> None:
+    crd = (REPO / "config/crd/pipelines.workflows.aiokcm.io.yaml").read_text()
+    sample = (REPO / "config/samples/pipeline.yaml").read_text()
+    (tmp_path / "a-pipeline.yaml").write_text(sample)  # sorted before the CRD it needs
+    (tmp_path / "b-crd.yaml").write_text(crd)
+    assert await apply_manifests(kubesim.url, [str(tmp_path)]) == 2
+    url = f"{kubesim.url}/apis/workflows.aiokcm.io/v1/namespaces/default/pipelines/sample-pipeline"
+    assert (await get_json(url))[0] == 200
 
 
 async def test_sandbox_apply_errors_name_the_culprit(kubesim: Any, tmp_path: Path) -> None:
