@@ -11,10 +11,15 @@ STAMP  := $(VENV)/.installed-stamp
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
-$(STAMP): pyproject.toml
+# The out-of-tree example operator is installed next to aiokcm (--no-deps: aiokcm is this checkout), so that
+# `make test` runs its tests and a broken plug-in path fails CI.
+EXAMPLE := examples/greeting-operator
+
+$(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --no-deps -e $(EXAMPLE)
 	@touch $(STAMP)
 
 ## make run: start the manager against an embedded kubesim cluster, with the CRDs of config/crd and the sample
@@ -22,9 +27,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/crd,config/samples --controllers='*,pipeline' $(ARGS)
 
-## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite.
+## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
+##   example operator in examples/greeting-operator (its own pytest configuration, as installed).
 test: $(STAMP) lint
 	$(PY) -m pytest -q
+	$(MAKE) -C $(EXAMPLE) test PYTHON=$(abspath $(PY)) AIOKCM=$(abspath $(VENV)/bin/aiokcm)
 
 ## make quick: the test suite without the tests marked slow (those waiting seconds on timers, backoffs,
 ##   leases); `make test` runs them all.
@@ -33,8 +40,8 @@ quick: $(STAMP)
 
 ## make lint: ruff (lint and format check), mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check manager controllers kubesim cronschedule tests benchmarks
-	$(VENV)/bin/ruff format --check manager controllers kubesim cronschedule tests benchmarks
+	$(VENV)/bin/ruff check manager controllers kubesim cronschedule tests benchmarks examples
+	$(VENV)/bin/ruff format --check manager controllers kubesim cronschedule tests benchmarks examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

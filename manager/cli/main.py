@@ -42,6 +42,8 @@ _COMMANDS = {
     "rules add up to, and the leader-election Role, as YAML.",
     "crd": "aiokcm crd <module:Class>: print the CustomResourceDefinition generated from a typed custom "
     "resource (a manager.CustomResource subclass) as YAML.",
+    "new": "aiokcm new controller --group GROUP --version VERSION --kind KIND [--dir PATH] [--package NAME]: "
+    "write a ready, installable operator package (typed resource, controller, tests, CRD, RBAC, README).",
 }
 _TRUE = {"1", "t", "true", "yes", "y", "on"}
 _FALSE = {"0", "f", "false", "no", "n", "off"}
@@ -280,7 +282,23 @@ def _command(command: str, args: Sequence[str]) -> int:
         return 0
     if command == "crd":
         return _crd_command(args)
+    if command == "new":
+        return _new_command(args)
     return _rbac_command(args)
+
+
+def _new_command(args: Sequence[str]) -> int:
+    from manager.cli import scaffold
+
+    try:
+        spec = scaffold.parse(args)
+    except scaffold.ScaffoldError as exc:
+        raise UsageError(str(exc)) from None
+    written = scaffold.write(spec, package_version())
+    print(f"wrote {len(written)} files into {spec.target}:")
+    print("\n".join(f"  {path}" for path in written))
+    print(f"next: cd {spec.target} && make test  (PYTHON=an interpreter with aiokcm)")
+    return 0
 
 
 def _rbac_command(args: Sequence[str]) -> int:
