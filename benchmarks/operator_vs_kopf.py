@@ -24,11 +24,12 @@ Rows:
 - `kopf` defaults: kopf has no client-side QPS limiter, so its "limits off" and "defaults" are one row.
 
 How each operator runs:
-- aiokcm: the installed console script `aiokcm --master <url> --controllers=greeting --leader-elect=false
-  --port 0 --bind-address 127.0.0.1` (default log level). The controller is found through its entry point
-  as any third-party plug-in: a generated `.dist-info` (METADATA + entry_points.txt `greeting-controller =
-  greeting_aiokcm:GreetingController`) in a temporary directory, put on PYTHONPATH with benchmarks/ (the
-  same trick as tests/integration/manager/cli/test_cli_process.py): nothing is installed.
+- aiokcm: the installed console script `aiokcm --master <url> --controllers=bench-greeting
+  --leader-elect=false --port 0 --bind-address 127.0.0.1` (default log level). The controller is found
+  through its entry point as any third-party plug-in: a generated `.dist-info` (METADATA + entry_points.txt
+  `bench-greeting-controller = greeting_aiokcm:GreetingController`) in a temporary directory, put on
+  PYTHONPATH with benchmarks/ (the same trick as tests/integration/manager/cli/test_cli_process.py): nothing
+  is installed.
 - kopf: `kopf run --standalone --all-namespaces benchmarks/greeting_kopf.py` with KUBECONFIG pointing at the
   kubeconfig kubesim writes (plain HTTP, no credentials), kopf's default settings. kopf logs in with the first
   of its login handlers that succeeds: `login_via_client` here (the `kubernetes` client of the test extra);
@@ -68,7 +69,7 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 GROUP = "demo.example.com"
 ROWS = ("aiokcm-unlimited", "aiokcm-defaults", "kopf")
-ENTRY_POINTS = "[aiokcm.controllers]\ngreeting-controller = greeting_aiokcm:GreetingController\n"
+ENTRY_POINTS = "[aiokcm.controllers]\nbench-greeting-controller = greeting_aiokcm:GreetingController\n"
 CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
@@ -125,7 +126,7 @@ class Row:
 
 
 def plugin_dir(root: Path) -> Path:
-    """A throwaway distribution whose only content is the greeting-controller entry point."""
+    """A throwaway distribution whose only content is the bench-greeting-controller entry point."""
     dist_info = root / "greeting_bench-0.0.0.dist-info"
     dist_info.mkdir(parents=True, exist_ok=True)
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: greeting-bench\nVersion: 0.0.0\n")
@@ -147,7 +148,7 @@ def start_operator(
             str(BIN / "aiokcm"),
             "--master",
             url,
-            "--controllers=greeting",
+            "--controllers=bench-greeting",
             "--leader-elect=false",
             "--bind-address=127.0.0.1",
             "--port=0",
