@@ -16,7 +16,7 @@ from kubesim.registry import strategy
 from kubesim.resources.types import GEN_CREATE, GEN_NONE, ResourceType
 from kubesim.status import errors
 from kubesim.storage.store import Entry, format_time
-from kubesim.validation import objects
+from kubesim.validation import decode_types, objects
 
 JSON = dict[str, Any]
 _VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -76,7 +76,14 @@ class Write:
         return obj
 
     def check_fields(self, obj: JSON) -> None:
-        """fieldValidation: Strict → 400, Warn → Warning header; unknown fields are dropped either way."""
+        """Wrong types → 400 (decoding); fieldValidation: Strict → 400, Warn → Warning header; unknown fields
+        are dropped either way."""
+        wrong = decode_types.type_error(self.gvk, obj)
+        if wrong:
+            raise errors.bad_request(
+                f'{self.rtype.kind} in version "{self.rtype.version}" cannot be handled as a '
+                f"{self.rtype.kind}: json: {wrong}"
+            )
         unknown = objects.unknown_fields(self.gvk, obj)
         if not unknown:
             return
