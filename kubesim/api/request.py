@@ -149,7 +149,12 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 _BRACKETS = re.compile(rb"[\[\]{}]")
 
 
-def _flow_depth(body: bytes) -> int:
+MAX_DEPTH = (
+    500  # nesting accepted in bodies and patches: far past real objects, well short of the recursion limit
+)
+
+
+def flow_depth(body: bytes) -> int:
     """Deepest nesting of YAML flow collections (brackets inside strings count too: an upper bound)."""
     if body.count(b"[") + body.count(b"{") <= _BoundedAliasLoader.max_depth:
         return 0
@@ -165,7 +170,7 @@ class _BoundedAliasLoader(yaml.SafeLoader):
     explode when serialised), as go-yaml refuses "excessive aliasing"."""
 
     max_expanded_nodes = 1_000_000
-    max_depth = 500
+    max_depth = MAX_DEPTH
     depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -204,6 +209,8 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
     mtype = media_type(content_type)
     if mtype in JSON_TYPES:
         try:
+            if flow_depth(body) > MAX_DEPTH:  # deeper trees would fail later, in recursive code, as a 500
+                raise orjson.JSONDecodeError(f"exceeded max depth {MAX_DEPTH}", "", 0)
             obj = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             raise errors.bad_request(
@@ -221,7 +228,7 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
             ) from None
     elif mtype in YAML_TYPES:
         try:
-            if _flow_depth(body) > _BoundedAliasLoader.max_depth:
+            if flow_depth(body) > _BoundedAliasLoader.max_depth:
                 raise yaml.YAMLError("exceeded max depth")  # before PyYAML's scanner slows down on it
             obj = yaml.load(body, Loader=_BoundedAliasLoader)
         except RecursionError:

@@ -8,7 +8,16 @@ from aiohttp import web
 
 from kubesim.admission.pipeline import Write, gvk_of
 from kubesim.api.context import ApiContext, to_view
-from kubesim.api.request import Target, check_kind, check_meta_types, decode_object, media_type, read_body
+from kubesim.api.request import (
+    MAX_DEPTH,
+    Target,
+    check_kind,
+    check_meta_types,
+    decode_object,
+    flow_depth,
+    media_type,
+    read_body,
+)
 from kubesim.handlers import reviews
 from kubesim.merge import apply, patch
 from kubesim.registry import crd
@@ -126,6 +135,8 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
     sub = target.subresource or None
     if is_apply:
         return await _apply(ctx, write, request, target, body, sub)
+    if flow_depth(body) > MAX_DEPTH:  # the patch code recurses: refuse before it can hit RecursionError
+        raise errors.bad_request(f"invalid JSON in the patch: exceeded max depth {MAX_DEPTH}")
     old = current_object(ctx, target)
     current = copy_json(to_view(rtype, old))
     patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
