@@ -143,6 +143,10 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
     check_meta_types(patched, rtype.kind)
+    if sub in (None, "status"):
+        # The patched document is decoded into the endpoint's type, as kube-apiserver does: a patch that
+        # removed apiVersion/kind gets them back, one that changed them to another type is refused.
+        check_kind(patched, rtype)
     _check_identity(target, patched)
     if sub is None:
         _check_uid_kept(target, patched, old)
