@@ -35,6 +35,7 @@ from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_spa
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
+from manager.informers.history import NewHistory, report, went_backwards
 from manager.informers.listing import Pager
 from manager.informers.watchlist import (
     WatchListFailed,
@@ -179,6 +180,8 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
+        if went_backwards(self.last_sync_resource_version, list_rv):
+            report(self.name, self.last_sync_resource_version, list_rv, "list")
         await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
         self.lists += 1
@@ -246,6 +249,8 @@ class Reflector:
     async def _initial_events(self, stream: WatchStream) -> None:
         """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
         items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
+        if went_backwards(self.last_sync_resource_version, end_rv):
+            report(self.name, self.last_sync_resource_version, end_rv, "streaming list")
         await self.sink.replace(items, end_rv)
         self.last_sync_resource_version = end_rv
 
@@ -275,11 +280,19 @@ class Reflector:
             try:
                 await self._consume(stream)
             except (aiohttp.ClientConnectorError, TooManyRequests) as exc:
-                # Refused connection or throttled: back off and watch again, without relisting.
+                # Throttled: back off and watch again, without relisting. Refused: the server may have
+                # restarted with a new history, so relist from the last RV (cheap from the watch cache; a
+                # too-large answer leads to a consistent list that shows the new history).
                 self._record_error(exc)
                 await stream.aclose()
+                if isinstance(exc, aiohttp.ClientConnectorError):
+                    return
                 await self._sleep(self.backoff.next_delay())
                 continue
+            except NewHistory as exc:
+                report(self.name, exc.last, exc.current, "watch")
+                self._last_sync_unavailable = True  # list with a consistent read, not from the old RV
+                return
             except ApiError as exc:
                 if not is_expired(exc):
                     raise
@@ -360,6 +373,9 @@ class Reflector:
                     self.received += len(events)
                     if not one_by_one:
                         sink_apply(events)
+                # a bookmark is the server's current RV: below ours, the server lost our history
+                if bookmark_rv and went_backwards(self.last_sync_resource_version, bookmark_rv):
+                    raise NewHistory(self.name, self.last_sync_resource_version, bookmark_rv)
                 if rv:
                     self.last_sync_resource_version = rv
             finally:
