@@ -10,7 +10,12 @@ the whole cache (vanished objects deleted, new ones added), and says so loudly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import structlog
+
+from manager.apimachinery.objects import BadObjectError, Obj, object_key
 
 log = structlog.get_logger(__name__)
 
@@ -35,6 +40,26 @@ def went_backwards(last: str, current: object) -> bool:
     """True when both are integers (as every API server's are) and `current` is below `last`."""
     old, new = _as_int(last), _as_int(current)
     return old is not None and new is not None and new < old
+
+
+def replaced_identity(items: list[Obj], cached: Callable[[str], Obj | None]) -> tuple[str, str, str] | None:
+    """The first listed object whose key the cache holds with another UID at a higher resourceVersion
+    (key, cached RV, listed RV): a recreated object always gets a higher RV, unless history restarted."""
+    for item in items:
+        try:
+            key = object_key(item)
+        except (BadObjectError, KeyError, TypeError):
+            continue  # reported by the sink
+        old = cached(key)
+        if old is None:
+            continue
+        meta: dict[str, Any] = item["metadata"]
+        old_meta: dict[str, Any] = old.get("metadata") or {}
+        uid, old_uid = meta.get("uid"), old_meta.get("uid")
+        old_rv, rv = str(old_meta.get("resourceVersion", "")), meta.get("resourceVersion")
+        if uid and old_uid and uid != old_uid and went_backwards(old_rv, rv):
+            return key, old_rv, str(rv)
+    return None
 
 
 def report(resource: str, last: str, current: str, seen_in: str) -> None:

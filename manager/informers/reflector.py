@@ -35,7 +35,7 @@ from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_spa
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
-from manager.informers.history import NewHistory, report, went_backwards
+from manager.informers.history import NewHistory, replaced_identity, report, went_backwards
 from manager.informers.listing import Pager
 from manager.informers.watchlist import (
     WatchListFailed,
@@ -62,6 +62,8 @@ class ReflectorSink(Protocol):
     def apply_one(self, event_type: str, obj: Obj) -> None: ...
 
     def record_bad_object(self, obj: object, error: Exception) -> None: ...
+
+    def cached(self, key: str) -> Obj | None: ...
 
 
 class VeryShortWatchError(Exception):
@@ -182,6 +184,8 @@ class Reflector:
         self._last_sync_unavailable = False
         if went_backwards(self.last_sync_resource_version, list_rv):
             report(self.name, self.last_sync_resource_version, list_rv, "list")
+        elif (replaced := replaced_identity(items, self.sink.cached)) is not None:
+            report(self.name, replaced[1], replaced[2], f"list: {replaced[0]} has another uid")
         await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
         self.lists += 1

@@ -12,10 +12,15 @@ import structlog
 from kubesim import KubeSim
 from manager.apimachinery.resources import CONFIGMAPS
 from manager.client import create_client
-from manager.informers import Backoff, InformerFactory
+from manager.informers import Backoff, InformerFactory, SharedInformer
 from tests.helpers import wait_for
 
 NS = "default"
+
+
+def uid_of(informer: SharedInformer[Any], name: str) -> str | None:
+    obj = informer.indexer.get(NS, name)
+    return None if obj is None else str(obj["metadata"]["uid"])
 
 
 def configmap(name: str) -> dict[str, Any]:
@@ -86,3 +91,39 @@ async def test_a_bookmark_below_the_synced_resource_version_relists(kubesim: Any
     finally:
         await factory.shutdown()
         await client.close()
+
+
+async def test_a_known_key_with_another_uid_and_a_lower_resource_version_is_a_new_history() -> None:
+    # The new server has passed the old resourceVersion, so only the identity of "a" shows the restart.
+    old = await KubeSim(kubelet=False).start()
+    client = await create_client(kubeconfig=old.kubeconfig, qps=0, max_retries=1, max_retry_after=0.05)
+    factory = InformerFactory(client, backoff=Backoff(initial=0.05, maximum=0.2))
+    informer = factory.informer(CONFIGMAPS, namespace=NS)
+    new: KubeSim | None = None
+    try:
+        for index in range(5):
+            await client.create(CONFIGMAPS, configmap(f"old-{index}"))
+        first = await client.create(CONFIGMAPS, configmap("a"))
+        factory.start()
+        assert await informer.wait_for_cache_sync(10)
+        with structlog.testing.capture_logs() as logs:
+            await old.stop()
+            new = await KubeSim(port=old.port, kubelet=False).start()
+            second = await client.create(CONFIGMAPS, configmap("a"))
+            for index in range(20):
+                await client.create(CONFIGMAPS, configmap(f"new-{index}"))
+            assert new.store.resource_version > int(first["metadata"]["resourceVersion"])
+            await wait_for(
+                lambda: len(informer.indexer) == 21 and uid_of(informer, "a") == second["metadata"]["uid"],
+                timeout=10,
+                message="the cache equal to the new server",
+            )
+        backwards = [e for e in logs if e["event"].startswith("resourceVersion went backwards")]
+        assert backwards[0]["seen_in"] == f"list: {NS}/a has another uid"
+        assert backwards[0]["last_synced_resource_version"] == first["metadata"]["resourceVersion"]
+        assert backwards[0]["server_resource_version"] == second["metadata"]["resourceVersion"]
+    finally:
+        await factory.shutdown()
+        await client.close()
+        if new is not None:
+            await new.stop()
