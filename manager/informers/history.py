@@ -70,3 +70,13 @@ def report(resource: str, last: str, current: str, seen_in: str) -> None:
         server_resource_version=current,
         seen_in=seen_in,
     )
+
+
+def check_list(
+    resource: str, last: str, list_rv: str, items: list[Obj], cached: Callable[[str], Obj | None]
+) -> None:
+    """Log the new history a complete list shows: its RV below ours, or a known key's identity replaced."""
+    if went_backwards(last, list_rv):
+        report(resource, last, list_rv, "list")
+    elif (replaced := replaced_identity(items, cached)) is not None:
+        report(resource, replaced[1], replaced[2], f"list: {replaced[0]} has another uid")

@@ -9,8 +9,9 @@ Semantics (client-go `tools/cache/reflector.go`):
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
 - watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
-  a stream that ends normally is reopened at once from the last RV; 429 and refused connections back off and
-  re-watch without relisting; 410 and other errors end the cycle: back off, then relist;
+  a stream that ends normally is reopened at once from the last RV; 429 backs off and re-watches; 410, a
+  refused connection (the server may be back with a new history) and other errors end the cycle: back off,
+  then relist; a bookmark or a list below the synced RV is a new history (`history`): relist at RV "";
 - a watch that closes within a second without a single event is an error ("very short watch");
 - backoff 800 ms doubling to 30 s with jitter, reset after 2 quiet minutes.
 """
@@ -35,7 +36,7 @@ from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_spa
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
-from manager.informers.history import NewHistory, replaced_identity, report, went_backwards
+from manager.informers.history import NewHistory, check_list, report, went_backwards
 from manager.informers.listing import Pager
 from manager.informers.watchlist import (
     WatchListFailed,
@@ -182,10 +183,7 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
-        if went_backwards(self.last_sync_resource_version, list_rv):
-            report(self.name, self.last_sync_resource_version, list_rv, "list")
-        elif (replaced := replaced_identity(items, self.sink.cached)) is not None:
-            report(self.name, replaced[1], replaced[2], f"list: {replaced[0]} has another uid")
+        check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
         await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
         self.lists += 1
@@ -253,8 +251,7 @@ class Reflector:
     async def _initial_events(self, stream: WatchStream) -> None:
         """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
         items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
-        if went_backwards(self.last_sync_resource_version, end_rv):
-            report(self.name, self.last_sync_resource_version, end_rv, "streaming list")
+        check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
         await self.sink.replace(items, end_rv)
         self.last_sync_resource_version = end_rv
 
@@ -284,9 +281,7 @@ class Reflector:
             try:
                 await self._consume(stream)
             except (aiohttp.ClientConnectorError, TooManyRequests) as exc:
-                # Throttled: back off and watch again, without relisting. Refused: the server may have
-                # restarted with a new history, so relist from the last RV (cheap from the watch cache; a
-                # too-large answer leads to a consistent list that shows the new history).
+                # Throttled: back off, watch again. Refused: relist (a restarted server: new history?).
                 self._record_error(exc)
                 await stream.aclose()
                 if isinstance(exc, aiohttp.ClientConnectorError):
