@@ -13,7 +13,7 @@ from aiohttp import web
 from kubesim.api import table
 from kubesim.api.context import ApiContext, encode, multi_version, to_view
 from kubesim.api.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
-from kubesim.handlers.read import parse_rv, selectors, validate_list_options
+from kubesim.handlers.read import parse_rv, selectors, too_large, validate_list_options
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
 from kubesim.storage.store import Entry, WatchEvent
@@ -90,6 +90,12 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
     namespace = None if target.all_namespaces or not rtype.namespaced else target.namespace
     encoder = Encoder(rtype, accept, table.include_object(query) if accept.as_kind == "Table" else "Metadata")
     store = ctx.store
+    # A streaming list waits for its RV as the cacher does (waitUntilWatchCacheFreshAndForceAllEvents), then
+    # fails in-stream; a plain watch from a future RV is accepted and waits for events, as upstream.
+    future = None
+    too_new = send_initial and start_rv > store.resource_version
+    if too_new and not await store.wait_for_revision(start_rv, ctx.too_new_wait):
+        future = too_large(ctx, start_rv)
     stream = ctx.watches.open()
     min_rv = start_rv
 
@@ -115,6 +121,8 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
 
     # Everything up to the subscription runs without yielding, so no event can fall in between.
     try:
+        if future is not None:
+            raise future
         if send_initial:
             initial_state()
             min_rv = store.resource_version
@@ -128,7 +136,7 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
             initial_state()
             min_rv = store.resource_version
     except errors.ApiError as err:
-        if err.code != 410:
+        if err.code not in (410, 504):
             ctx.watches.release(stream)
             raise
         stream.close(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")

@@ -222,6 +222,9 @@ class SharedInformer(Generic[ObjT]):
         return None
 
     # ------------------------------------------------------------------ sink (called by the reflector)
+    def cached(self, key: str) -> Obj | None:
+        return self.indexer.get_by_key(key)
+
     def record_bad_object(self, obj: object, error: Exception) -> None:
         self.decode_errors += 1
         metrics.DECODE_ERRORS.labels(self.name).inc()

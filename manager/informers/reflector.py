@@ -9,8 +9,9 @@ Semantics (client-go `tools/cache/reflector.go`):
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
 - watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
-  a stream that ends normally is reopened at once from the last RV; 429 and refused connections back off and
-  re-watch without relisting; 410 and other errors end the cycle: back off, then relist;
+  a stream that ends normally is reopened at once from the last RV; 429 backs off and re-watches; 410, a
+  refused connection (the server may be back with a new history) and other errors end the cycle: back off,
+  then relist; a bookmark or a list below the synced RV is a new history (`history`): relist at RV "";
 - a watch that closes within a second without a single event is an error ("very short watch");
 - backoff 800 ms doubling to 30 s with jitter, reset after 2 quiet minutes.
 """
@@ -35,6 +36,7 @@ from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_spa
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
 from manager.informers.gcpolicy import GC_POLICY
+from manager.informers.history import NewHistory, check_list, report, went_backwards
 from manager.informers.listing import Pager
 from manager.informers.watchlist import (
     WatchListFailed,
@@ -61,6 +63,8 @@ class ReflectorSink(Protocol):
     def apply_one(self, event_type: str, obj: Obj) -> None: ...
 
     def record_bad_object(self, obj: object, error: Exception) -> None: ...
+
+    def cached(self, key: str) -> Obj | None: ...
 
 
 class VeryShortWatchError(Exception):
@@ -179,6 +183,7 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
+        check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
         await self.sink.replace(items, list_rv)
         self.last_sync_resource_version = list_rv
         self.lists += 1
@@ -246,6 +251,7 @@ class Reflector:
     async def _initial_events(self, stream: WatchStream) -> None:
         """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
         items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
+        check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
         await self.sink.replace(items, end_rv)
         self.last_sync_resource_version = end_rv
 
@@ -275,11 +281,17 @@ class Reflector:
             try:
                 await self._consume(stream)
             except (aiohttp.ClientConnectorError, TooManyRequests) as exc:
-                # Refused connection or throttled: back off and watch again, without relisting.
+                # Throttled: back off, watch again. Refused: relist (a restarted server: new history?).
                 self._record_error(exc)
                 await stream.aclose()
+                if isinstance(exc, aiohttp.ClientConnectorError):
+                    return
                 await self._sleep(self.backoff.next_delay())
                 continue
+            except NewHistory as exc:
+                report(self.name, exc.last, exc.current, "watch")
+                self._last_sync_unavailable = True  # list with a consistent read, not from the old RV
+                return
             except ApiError as exc:
                 if not is_expired(exc):
                     raise
@@ -360,6 +372,9 @@ class Reflector:
                     self.received += len(events)
                     if not one_by_one:
                         sink_apply(events)
+                # a bookmark is the server's current RV: below ours, the server lost our history
+                if bookmark_rv and went_backwards(self.last_sync_resource_version, bookmark_rv):
+                    raise NewHistory(self.name, self.last_sync_resource_version, bookmark_rv)
                 if rv:
                     self.last_sync_resource_version = rv
             finally:

@@ -173,6 +173,44 @@ async def test_watch_from_a_future_resource_version_starts_after_it(api: Api, si
     assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "three"
 
 
+WATCH_LIST = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+
+
+async def test_streaming_list_from_a_future_resource_version_fails_in_stream(api: Api, sim: KubeSim) -> None:
+    # upstream: waitUntilWatchCacheFreshAndForceAllEvents, then newErrWatcher (a 200 and one ERROR event)
+    sim.api.too_new_wait = 0.2
+    current = sim.store.resource_version
+    async with api.session.get(f"{api.url}{CMS}?{WATCH_LIST}&resourceVersion={current + 5}") as resp:
+        assert resp.status == 200
+        event = orjson.loads(await asyncio.wait_for(resp.content.readline(), 10))
+        assert await asyncio.wait_for(resp.content.read(), 10) == b""
+    assert event["type"] == "ERROR"
+    status = event["object"]
+    assert status["code"] == 504 and status["reason"] == "Timeout"
+    assert status["message"] == f"Too large resource version: {current + 5}, current: {current}"
+    assert status["details"]["causes"] == [
+        {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+    ]
+    assert status["details"]["retryAfterSeconds"] == 1
+    assert sim.store.revision_waiters == 0
+
+
+async def test_streaming_list_waits_for_a_resource_version_that_arrives(api: Api, sim: KubeSim) -> None:
+    sim.api.too_new_wait = 30.0
+    wanted = sim.store.resource_version + 1
+
+    async def first_event() -> Any:
+        async with api.session.get(f"{api.url}{CMS}?{WATCH_LIST}&resourceVersion={wanted}") as resp:
+            assert resp.status == 200
+            return orjson.loads(await asyncio.wait_for(resp.content.readline(), 10))
+
+    pending = asyncio.create_task(first_event())
+    await wait_for(lambda: sim.store.revision_waiters == 1, message="the watch waits")
+    await api.ok("POST", CMS, configmap("a"))
+    event = await pending
+    assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "a"
+
+
 async def test_expired_continue_token_answers_inconsistent_continue(api: Api, sim: KubeSim) -> None:
     for name in ("a", "b", "c"):
         await api.ok("POST", CMS, configmap(name))
