@@ -18,13 +18,13 @@ from pydantic import Field
 
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
-    InvalidSelectorError,
     Obj,
     Selector,
     ensure_indexer,
     labels_of,
     meta,
 )
+from controllers.common.selectors import SelectorCache
 from controllers.deployment.conditions import check_paused_conditions
 from controllers.deployment.handlers import DeploymentEvents, PodEvents, ReplicaSetEvents
 from controllers.deployment.replicas import RECREATE, ROLLING_UPDATE, strategy_type
@@ -94,7 +94,7 @@ class DeploymentController(Controller):
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
-        self._selectors: dict[str, tuple[Any, Selector | None]] = {}
+        self._selectors = SelectorCache(self.log, "deployment")
         self.rs_writes = WriteMemo()
         self.d_writes = WriteMemo()
 
@@ -117,19 +117,8 @@ class DeploymentController(Controller):
 
     # ------------------------------------------------------------------ cache helpers
     def selector_of(self, d: Mapping[str, Any]) -> Selector | None:
-        """The compiled spec.selector (immutable in apps/v1, cached per UID); None when invalid."""
-        uid = str(meta(d).get("uid") or "")
-        raw = (d.get("spec") or {}).get("selector")
-        cached = self._selectors.get(uid)
-        if cached is not None and cached[0] == raw:
-            return cached[1]
-        try:
-            selector: Selector | None = Selector.from_label_selector(raw)
-        except InvalidSelectorError as exc:
-            self.log.error("invalid selector", deployment=Request.for_object(dict(d)).key, error=str(exc))
-            selector = None
-        self._selectors[uid] = (raw, selector)
-        return selector
+        """The compiled spec.selector (cached per UID); None when invalid."""
+        return self._selectors.of(d)
 
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Obj | None:
         if ref.get("kind") != DEPLOYMENTS.kind or ref.get("apiVersion", "").split("/")[0] != "apps":
@@ -186,7 +175,7 @@ class DeploymentController(Controller):
 
     def forget_deployment(self, uid: str) -> None:
         self.d_writes.forget(uid)
-        self._selectors.pop(uid, None)
+        self._selectors.forget(uid)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, request: Request) -> Result | None:

@@ -17,7 +17,6 @@ from pydantic import Field
 
 from controllers.common.claims import ControllerRefManager
 from controllers.common.podutil import (
-    InvalidSelectorError,
     Obj,
     Selector,
     ensure_indexer,
@@ -25,6 +24,7 @@ from controllers.common.podutil import (
     labels_of,
     meta,
 )
+from controllers.common.selectors import SelectorCache
 from controllers.replicaset.handlers import PodEvents, ReplicaSetEvents
 from controllers.replicaset.manage import manage_replicas
 from controllers.replicaset.podfacts import PodFacts, PodFactsCache, count_replicas
@@ -97,7 +97,7 @@ class ReplicaSetController(Controller):
         super().__init__(ctx)
         self.expectations = ControllerExpectations()
         self.now: Callable[[], float] = time.time  # wall clock for availability; tests may replace it
-        self._selectors: dict[str, tuple[Any, Selector | None]] = {}
+        self._selectors = SelectorCache(self.log, "replicaset")
         self.pod_facts = PodFactsCache()
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
 
@@ -117,24 +117,13 @@ class ReplicaSetController(Controller):
         return self.informer(REPLICASETS)
 
     def selector_of(self, rs: Mapping[str, Any]) -> Selector | None:
-        """The compiled spec.selector (immutable in apps/v1, cached per UID); None when invalid."""
-        uid = str(meta(rs).get("uid") or "")
-        raw = (rs.get("spec") or {}).get("selector")
-        cached = self._selectors.get(uid)
-        if cached is not None and cached[0] == raw:
-            return cached[1]
-        try:
-            selector: Selector | None = Selector.from_label_selector(raw)
-        except InvalidSelectorError as exc:
-            self.log.error("invalid selector", replicaset=Request.for_object(dict(rs)).key, error=str(exc))
-            selector = None
-        self._selectors[uid] = (raw, selector)
-        return selector
+        """The compiled spec.selector (cached per UID); None when invalid."""
+        return self._selectors.of(rs)
 
     def forget_replicaset(self, key: str, uid: str) -> None:
         """A ReplicaSet was deleted: a new one with the same name starts with clean expectations."""
         self.expectations.delete(key)
-        self._selectors.pop(uid, None)
+        self._selectors.forget(uid)
         self.pod_facts.forget(key)
         self._last_write.pop(key, None)
 
