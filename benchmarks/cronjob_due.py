@@ -22,13 +22,11 @@ caches (every 50 ms).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import subprocess
 import sys
 import time
 from typing import Any
 
-from kubesim_process import process_cpu, start_kubesim
+from kubesim_process import process_cpu, running_kubesim
 
 from controllers.cronjob import CronJobController
 from manager import CRONJOBS, Request
@@ -126,16 +124,8 @@ def main() -> None:
         sys.exit(f"unknown scenario {scenario!r}: due or idle")
     arg = float(sys.argv[2]) if len(sys.argv) > 2 else (1000 if scenario == "due" else 20)
     configure_logging("json", "warning")
-    proc, url = start_kubesim("--nodes", "1", "--history-size", "200000")
-    try:
-        asyncio.run(bench(scenario, arg, url, proc.pid))
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(10)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with running_kubesim("--nodes", "1", "--history-size", "200000") as (pid, url):
+        asyncio.run(bench(scenario, arg, url, pid))
 
 
 if __name__ == "__main__":

@@ -15,12 +15,11 @@ GET every 100 ms) included.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import time
 from typing import Any
 
-from kubesim_process import process_cpu, start_kubesim
+from kubesim_process import process_cpu, running_kubesim
 
 from manager import DEPLOYMENTS, PODS
 from manager.cli.logging import configure_logging
@@ -101,16 +100,8 @@ async def bench(count: int, url: str, sim_pid: int) -> None:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     configure_logging("json", "warning")
-    proc, url = start_kubesim("--nodes", "10", "--history-size", "200000")
-    try:
-        asyncio.run(bench(count, url, proc.pid))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with running_kubesim("--nodes", "10", "--history-size", "200000") as (pid, url):
+        asyncio.run(bench(count, url, pid))
 
 
 if __name__ == "__main__":

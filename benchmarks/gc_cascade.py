@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
 import sys
 import time
 from typing import Any
 
-from kubesim_process import process_cpu, start_kubesim
+from kubesim_process import process_cpu, running_kubesim
 
 from manager import CONFIGMAPS, PODS, REPLICASETS
 from manager.cli.logging import configure_logging
@@ -134,16 +133,8 @@ def main() -> None:
     default = 5000 if scenario == "cascade" else 30
     arg = float(sys.argv[2]) if len(sys.argv) > 2 else default
     configure_logging("json", "warning")
-    proc, url = start_kubesim("--nodes", "10", "--history-size", "200000")
-    try:
-        asyncio.run(bench(scenario, arg, url, proc.pid))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with running_kubesim("--nodes", "10", "--history-size", "200000") as (pid, url):
+        asyncio.run(bench(scenario, arg, url, pid))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """kubesim in a process of its own, and the CPU time of other processes: shared by the benchmarks that
-measure the manager against kubesim (job_throughput, replicaset_scale, client_requests)."""
+measure the manager against kubesim (job_throughput, replicaset_scale, client_requests, gc_cascade,
+deployment_rollout, cronjob_due)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -37,3 +40,23 @@ def start_kubesim(*args: str, cwd: str | None = None) -> tuple[subprocess.Popen[
         if line.startswith("kubesim ready at "):
             return proc, line.split("kubesim ready at ", 1)[1].strip()
     raise RuntimeError("kubesim did not start")
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def running_kubesim(*args: str) -> Iterator[tuple[int, str]]:
+    """kubesim in its own process for the `with` block: yields its pid (for `process_cpu`) and URL."""
+    proc, url = start_kubesim(*args)
+    try:
+        yield proc.pid, url
+    finally:
+        stop(proc)
