@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections.abc import Callable
@@ -81,3 +82,25 @@ def manager_settings(master: str, lease_name: str, **overrides: Any) -> Settings
         **overrides,
     }
     return Settings(**values)
+
+
+async def run_kubectl(
+    kubeconfig: str | Path, cache_dir: str | Path, *args: str, timeout: float = 60.0
+) -> tuple[int, str, str]:
+    """kubectl as a subprocess without blocking the event loop (the manager under test runs on it):
+    (exit code, stdout, stderr). `cache_dir` keeps its discovery cache per test."""
+    process = await asyncio.create_subprocess_exec(
+        "kubectl",
+        f"--kubeconfig={kubeconfig}",
+        f"--cache-dir={cache_dir}",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise
+    return process.returncode or 0, out.decode(), err.decode()

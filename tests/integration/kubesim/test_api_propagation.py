@@ -4,7 +4,6 @@ deletes of an object already being deleted, and DELETECOLLECTION applying the po
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import run_kubectl
 from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
@@ -200,17 +200,8 @@ async def test_kubectl_delete_sends_background_so_no_warning(api: Api, sim: Kube
 
     async def kubectl(*args: str) -> tuple[int, str]:
         """kubectl's exit code and everything it printed (warnings go to stderr as "Warning: ...")."""
-        process = await asyncio.create_subprocess_exec(
-            "kubectl",
-            f"--kubeconfig={sim.kubeconfig}",
-            f"--cache-dir={tmp_path / 'cache'}",
-            *args,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output, _ = await process.communicate()
-        assert process.returncode is not None
-        return process.returncode, output.decode()
+        code, out, err = await run_kubectl(sim.kubeconfig, tmp_path / "cache", *args)
+        return code, out + err
 
     code, output = await kubectl("delete", "job", "j", "--wait=false")
     assert code == 0 and "Warning" not in output, output

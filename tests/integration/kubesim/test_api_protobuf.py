@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import run_kubectl
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -84,17 +84,9 @@ def kubectl_runner(sim: KubeSim, tmp_path: Path) -> Callable[..., Awaitable[str]
     """kubectl against `sim` with a per-test discovery cache; a non-zero exit fails the test."""
 
     async def kubectl(*args: str) -> str:
-        proc = await asyncio.create_subprocess_exec(
-            "kubectl",
-            f"--kubeconfig={sim.kubeconfig}",
-            f"--cache-dir={tmp_path / 'cache'}",
-            *args,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await proc.communicate()
-        assert proc.returncode == 0, err.decode()
-        return out.decode()
+        code, out, err = await run_kubectl(sim.kubeconfig, tmp_path / "cache", *args)
+        assert code == 0, err
+        return out
 
     return kubectl
 

@@ -3,7 +3,6 @@ CRD applied in one file with a resource of its kind, which kubectl reports as a 
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import yaml
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
 from kubesim.server.openapi_pb import MEDIA_TYPE
-from tests.helpers import wait_for
+from tests.helpers import run_kubectl, wait_for
 from tests.kubesim_api import Api
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
@@ -61,17 +60,7 @@ async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
 
 
 async def kubectl(sim: KubeSim, tmp_path: Path, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        "kubectl",
-        f"--kubeconfig={sim.kubeconfig}",
-        f"--cache-dir={tmp_path / 'cache'}",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await run_kubectl(sim.kubeconfig, tmp_path / "cache", *args)
 
 
 async def test_printer_columns(api: Api, sim: KubeSim, tmp_path: Path) -> None:

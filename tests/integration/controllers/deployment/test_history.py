@@ -3,7 +3,6 @@ the re-stamped revision, the rollback annotation, and a pod-template-hash collis
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from controllers.deployment.hashing import compute_hash
 from kubesim.kubeconfig import write_kubeconfig
 from manager import DEPLOYMENTS, REPLICASETS
-from tests.helpers import wait_for
+from tests.helpers import run_kubectl, wait_for
 from tests.integration.controllers.deployment.harness import (
     NS,
     REVISION,
@@ -31,23 +30,8 @@ KUBECTL = shutil.which("kubectl")
 async def kubectl(kubeconfig: Path, *args: str, timeout: float = 60.0) -> tuple[int, str]:
     """Run kubectl without blocking the loop; (exit code, stdout and stderr)."""
     assert KUBECTL is not None
-    process = await asyncio.create_subprocess_exec(
-        KUBECTL,
-        "--kubeconfig",
-        str(kubeconfig),
-        "--cache-dir",
-        str(kubeconfig.parent / "cache"),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        raise
-    return process.returncode or 0, output.decode()
+    code, out, err = await run_kubectl(kubeconfig, kubeconfig.parent / "cache", *args, timeout=timeout)
+    return code, out + err
 
 
 def image_of(rs: dict[str, object]) -> str:

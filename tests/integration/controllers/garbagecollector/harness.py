@@ -23,7 +23,7 @@ from manager import CONFIGMAPS, EVENTS, ApiClient, GroupVersionResource, NotFoun
 from manager.client.rest import create_client
 from manager.lifecycle.manager import Manager
 from manager.testing import controller_of, run_manager
-from tests.helpers import wait_for
+from tests.helpers import run_kubectl, wait_for
 
 NS = "default"
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
@@ -106,17 +106,9 @@ class Env:
         await wait_for(lambda: self.gc.graph_has_uid(uid), 5.0, message=f"{uid} in the graph")
 
     async def kubectl(self, *args: str) -> str:
-        proc = await asyncio.create_subprocess_exec(
-            "kubectl",
-            f"--kubeconfig={self.sim.kubeconfig}",
-            f"--cache-dir={self.tmp / 'kubectl-cache'}",
-            *args,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await proc.communicate()
-        assert proc.returncode == 0, err.decode()
-        return out.decode()
+        code, out, err = await run_kubectl(self.sim.kubeconfig, self.tmp / "kubectl-cache", *args)
+        assert code == 0, err
+        return out
 
     async def events(self, reason: str, namespace: str = NS) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = (await self.client.list(EVENTS, namespace))["items"]

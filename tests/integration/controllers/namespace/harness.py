@@ -4,7 +4,6 @@ under test runs on it)."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,6 +11,7 @@ from typing import Any, ClassVar
 from controllers.namespace import NamespaceController
 from manager import CONFIGMAPS, NAMESPACES, PODS, ApiClient, GroupVersionResource, NotFound
 from manager.testing import wait_for
+from tests.helpers import run_kubectl
 
 KUBECTL = shutil.which("kubectl")
 WIDGETS: GroupVersionResource = GroupVersionResource("example.aiokcm.io", "v1", "widgets", "Widget")
@@ -103,25 +103,10 @@ async def configmap_names(client: ApiClient, ns: str) -> list[str]:
 
 
 async def kubectl(kubeconfig: str, cache: Path, *args: str, timeout: float = 60.0) -> tuple[int, str]:
-    """Run kubectl as a subprocess without blocking the loop; (exit code, stdout and stderr)."""
+    """Run kubectl without blocking the loop; (exit code, stdout and stderr)."""
     assert KUBECTL is not None
-    process = await asyncio.create_subprocess_exec(
-        KUBECTL,
-        "--kubeconfig",
-        kubeconfig,
-        "--cache-dir",
-        str(cache),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        raise
-    return process.returncode or 0, output.decode()
+    code, out, err = await run_kubectl(kubeconfig, cache, *args, timeout=timeout)
+    return code, out + err
 
 
 async def running_pods(client: ApiClient, ns: str, count: int) -> None:
