@@ -104,3 +104,31 @@ async def run_kubectl(
         await process.wait()
         raise
     return process.returncode or 0, out.decode(), err.decode()
+
+
+def schemaless_crd(
+    group: str,
+    kind: str,
+    *,
+    plural: str | None = None,
+    scope: str = "Namespaced",
+    versions: tuple[str, ...] = ("v1",),
+) -> dict[str, Any]:
+    """A CustomResourceDefinition whose objects may hold anything (preserve-unknown-fields); the first
+    version is the storage version."""
+    plural = plural or kind.lower() + "s"
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {"name": v, "served": True, "storage": i == 0, "schema": schema}
+                for i, v in enumerate(versions)
+            ],
+        },
+    }

@@ -11,6 +11,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import schemaless_crd
 from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
@@ -37,11 +38,7 @@ async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
 
 
 def gizmo_crd() -> Obj:
-    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
-    names = {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"}
-    spec = {"group": "example.com", "scope": "Namespaced", "names": names, "versions": [version]}
-    return {"metadata": {"name": "gizmos.example.com"}, "spec": spec}
+    return schemaless_crd("example.com", "Gizmo")
 
 
 async def owned_pod(api: Api) -> Obj:

@@ -12,7 +12,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
-from tests.helpers import run_kubectl
+from tests.helpers import run_kubectl, schemaless_crd
 from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
@@ -56,11 +56,7 @@ def replicaset(name: str, finalizers: list[str] | None = None) -> Obj:
 
 
 def gizmo_crd() -> Obj:
-    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
-    names = {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"}
-    spec = {"group": "example.com", "scope": "Namespaced", "names": names, "versions": [version]}
-    return {"metadata": {"name": "gizmos.example.com"}, "spec": spec}
+    return schemaless_crd("example.com", "Gizmo")
 
 
 async def create_held(api: Api, path: str, name: str) -> Obj:

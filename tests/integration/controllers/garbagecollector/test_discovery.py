@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 
 from kubesim import KubeSim
 from manager import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, GroupVersionResource, discover_resources
-from tests.helpers import wait_for
+from tests.helpers import schemaless_crd, wait_for
 from tests.integration.controllers.garbagecollector.harness import (
     NS,
     Env,
@@ -26,18 +26,7 @@ SYNC_ERRORS = "garbagecollector_controller_resources_sync_error_total"
 
 
 def widget_crd() -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.aiokcm.io"},
-        "spec": {
-            "group": "example.aiokcm.io",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
-        },
-    }
+    return schemaless_crd("example.aiokcm.io", "Widget")
 
 
 def widget(name: str, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from controllers.namespace import NamespaceController
 from manager import CONFIGMAPS, NAMESPACES, PODS, ApiClient, GroupVersionResource, NotFound
 from manager.testing import wait_for
-from tests.helpers import run_kubectl
+from tests.helpers import run_kubectl, schemaless_crd
 
 KUBECTL = shutil.which("kubectl")
 WIDGETS: GroupVersionResource = GroupVersionResource("example.aiokcm.io", "v1", "widgets", "Widget")
@@ -71,18 +71,7 @@ def job(name: str, namespace: str) -> dict[str, Any]:
 
 
 def widget_crd() -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.aiokcm.io"},
-        "spec": {
-            "group": "example.aiokcm.io",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
-        },
-    }
+    return schemaless_crd("example.aiokcm.io", "Widget")
 
 
 def conditions(ns: dict[str, Any]) -> dict[str, dict[str, Any]]:

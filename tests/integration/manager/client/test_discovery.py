@@ -9,7 +9,7 @@ import pytest
 from manager import CUSTOMRESOURCEDEFINITIONS, JOBS, PODS, ApiClient, discover_resources
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client import create_client
-from tests.helpers import wait_for
+from tests.helpers import schemaless_crd, wait_for
 
 
 @pytest.fixture
@@ -20,21 +20,7 @@ async def client(kubesim: Any) -> Any:
 
 
 def gadget_crd(versions: list[str]) -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.aiokcm.io"},
-        "spec": {
-            "group": "example.aiokcm.io",
-            "scope": "Cluster",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-            "versions": [
-                {"name": v, "served": True, "storage": i == 0, "schema": schema}
-                for i, v in enumerate(versions)
-            ],
-        },
-    }
+    return schemaless_crd("example.aiokcm.io", "Gadget", scope="Cluster", versions=tuple(versions))
 
 
 async def test_lists_every_resource_once_with_its_verbs(client: ApiClient) -> None:

@@ -22,6 +22,7 @@ from manager import (
     Result,
 )
 from manager.testing import run_controllers, wait_for
+from tests.helpers import schemaless_crd
 
 GADGETS: GroupVersionResource = GroupVersionResource("example.aiokcm.io", "v1", "gadgets", "Gadget")
 WAITING = "aiokcm_controller_waiting_for_cache_sync"
@@ -45,18 +46,7 @@ class GadgetController(Controller):
 
 
 def gadget_crd() -> dict[str, Any]:
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.aiokcm.io"},
-        "spec": {
-            "group": "example.aiokcm.io",
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
-        },
-    }
+    return schemaless_crd("example.aiokcm.io", "Gadget")
 
 
 async def get(url: str) -> tuple[int, str]:
