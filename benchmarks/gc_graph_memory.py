@@ -14,15 +14,13 @@ through the graph builder as the monitors' add events would. Budgets: caches <= 
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
-import tracemalloc
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 from informer_fixtures import PagedListClient, make_pod, managed_fields
+from informer_memory import retained
 
 from controllers.garbagecollector.builder import GraphBuilder
 from controllers.garbagecollector.events import ADD, GraphEvent
@@ -105,17 +103,6 @@ def pages(gvr: GroupVersionResource, items: list[dict[str, Any]]) -> list[bytes]
         body = {"kind": f"{gvr.kind}List", "apiVersion": gvr.api_version, "metadata": meta}
         out.append(orjson.dumps({**body, "items": items[start : start + PAGE]}))
     return out
-
-
-async def retained(build: Callable[[], Awaitable[Any]]) -> tuple[int, Any]:
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    kept = await build()
-    gc.collect()
-    used = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
-    return used, kept
 
 
 async def main() -> None:
