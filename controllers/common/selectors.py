@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from controllers.common.podutil import InvalidSelectorError, Selector, meta
+from controllers.common.podutil import InvalidSelectorError, Obj, Selector, meta
 from manager import Request
 
 
@@ -33,6 +33,16 @@ class SelectorCache:
             selector = None
         self._compiled[uid] = (raw, selector)
         return selector
+
+    def selecting(self, candidates: Iterable[Obj], labels: Mapping[str, str]) -> list[Obj]:
+        """The candidates whose valid, non-empty selector matches `labels` (an empty selector selects
+        nothing for a controller: upstream's SelectingAll guard)."""
+        found = []
+        for candidate in candidates:
+            selector = self.of(candidate)
+            if selector is not None and not selector.empty and selector.matches(labels):
+                found.append(candidate)
+        return found
 
     def forget(self, uid: str) -> None:
         self._compiled.pop(uid, None)

@@ -129,13 +129,8 @@ class DeploymentController(Controller):
         return d
 
     def deployments_selecting(self, rs: Mapping[str, Any]) -> list[Obj]:
-        labels = labels_of(rs)
-        found = []
-        for d in self.deployments.indexer.by_namespace(str(meta(rs).get("namespace") or "")):
-            selector = self.selector_of(d)
-            if selector is not None and not selector.empty and selector.matches(labels):
-                found.append(d)
-        return found
+        namespace = str(meta(rs).get("namespace") or "")
+        return self._selectors.selecting(self.deployments.indexer.by_namespace(namespace), labels_of(rs))
 
     def deployment_of_pod(self, pod: Mapping[str, Any]) -> Obj | None:
         ref = controller_owner(dict(pod))

@@ -141,12 +141,8 @@ class ReplicaSetController(Controller):
         labels = labels_of(pod)
         if not labels:
             return []
-        found = []
-        for rs in self.replicasets.indexer.by_namespace(str(meta(pod).get("namespace") or "")):
-            selector = self.selector_of(rs)
-            if selector is not None and not selector.empty and selector.matches(labels):
-                found.append(rs)
-        return found
+        namespace = str(meta(pod).get("namespace") or "")
+        return self._selectors.selecting(self.replicasets.indexer.by_namespace(namespace), labels)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, request: Request) -> Result | None:
