@@ -15,6 +15,7 @@ from kubesim.codec.protobuf import ProtobufError
 from kubesim.resources.catalog import Registry
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
+from kubesim.validation.nesting import MAX_DEPTH
 
 JSON = dict[str, Any]
 
@@ -51,16 +52,45 @@ def query_bool(request: web.Request, name: str) -> bool:
     return parse_bool(request.query.get(name), name) or False
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def parse_int(raw: str, name: str) -> int:
+    """Go strconv.ParseInt(raw, 10, 64): no spaces, underscores or fractions (Python's int() takes them)."""
+    if not _GO_INT.fullmatch(raw):
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax for parameter {name}')
+    value = int(raw)
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise errors.bad_request(
+            f'strconv.ParseInt: parsing "{raw}": value out of range for parameter {name}'
+        )
+    return value
+
+
 def query_int(request: web.Request, name: str) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise errors.bad_request(
-            f'strconv.ParseInt: parsing "{raw}": invalid syntax for parameter {name}'
-        ) from None
+    return parse_int(raw, name)
+
+
+_LIST_INTS = ("timeoutSeconds", "limit")
+_LIST_BOOLS = ("watch", "allowWatchBookmarks", "sendInitialEvents")
+
+
+def check_list_options(request: web.Request) -> None:
+    """The typed ListOptions parameters of a list or watch, decoded as kube-apiserver's parameter codec does
+    for every such request (a list ignores timeoutSeconds, but `-x` still fails to decode: 400)."""
+    query = request.query
+    if not query:
+        return
+    for name in _LIST_INTS:
+        raw = query.get(name)
+        if raw:
+            parse_int(raw, name)
+    for name in _LIST_BOOLS:
+        parse_bool(query.get(name), name)
 
 
 _resolved: dict[tuple[int, int, str], tuple[Registry, Target | None]] = {}
@@ -149,11 +179,6 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 _BRACKETS = re.compile(rb"[\[\]{}]")
 
 
-MAX_DEPTH = (
-    500  # nesting accepted in bodies and patches: far past real objects, well short of the recursion limit
-)
-
-
 def flow_depth(body: bytes) -> int:
     """Deepest nesting of YAML flow collections (brackets inside strings count too: an upper bound)."""
     if body.count(b"[") + body.count(b"{") <= _BoundedAliasLoader.max_depth:
@@ -209,7 +234,7 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
     mtype = media_type(content_type)
     if mtype in JSON_TYPES:
         try:
-            if flow_depth(body) > MAX_DEPTH:  # deeper trees would fail later, in recursive code, as a 500
+            if flow_depth(body) > MAX_DEPTH:  # deeper trees would fail later, in the store, as a 500
                 raise orjson.JSONDecodeError(f"exceeded max depth {MAX_DEPTH}", "", 0)
             obj = orjson.loads(body)
         except orjson.JSONDecodeError as exc:

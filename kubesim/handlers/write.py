@@ -9,7 +9,6 @@ from aiohttp import web
 from kubesim.admission.pipeline import Write, gvk_of
 from kubesim.api.context import ApiContext, to_view
 from kubesim.api.request import (
-    MAX_DEPTH,
     Target,
     check_kind,
     check_meta_types,
@@ -24,6 +23,7 @@ from kubesim.registry import crd
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
 from kubesim.validation.common import immutable
+from kubesim.validation.nesting import MAX_DEPTH, deeper_than
 
 JSON = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -142,6 +142,10 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
     patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
+    if deeper_than(
+        patched
+    ):  # a JSON patch can move or copy a subtree below itself, past what the store takes
+        raise errors.bad_request(f"the patched object is too deep: exceeded max depth {MAX_DEPTH}")
     check_meta_types(patched, rtype.kind)
     if sub in (None, "status"):
         # The patched document is decoded into the endpoint's type, as kube-apiserver does: a patch that

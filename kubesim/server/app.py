@@ -11,7 +11,7 @@ import yaml
 from aiohttp import web
 
 from kubesim.api.context import ApiContext, error_response
-from kubesim.api.request import Target, negotiate, parse_bool, resolve
+from kubesim.api.request import Target, check_list_options, negotiate, parse_bool, resolve
 from kubesim.handlers.delete import delete_collection, delete_object
 from kubesim.handlers.pods import bind_pod, evict_pod, pod_log
 from kubesim.handlers.read import get_object, list_objects
@@ -21,6 +21,7 @@ from kubesim.handlers.write import create_object, patch_object, update_object
 from kubesim.registry import crd
 from kubesim.resources.types import SEED_NAMESPACES
 from kubesim.server import discovery, openapi
+from kubesim.server.limits import LimitedApplication, header_bytes_error
 from kubesim.status import errors
 from kubesim.storage.store import Store
 
@@ -65,6 +66,8 @@ def _pick(request: web.Request, target: Target) -> Handler:
         raise errors.method_not_allowed()  # create-only
     if method == "GET":
         watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
+        if not named or watch:
+            check_list_options(request)
         if not named:
             return watch_objects if watch else list_objects
         if watch and not sub:
@@ -108,6 +111,9 @@ def _maybe_yaml(request: web.Request, response: web.StreamResponse) -> web.Strea
 def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def api(request: web.Request) -> web.StreamResponse:
         try:
+            too_large = header_bytes_error(request)
+            if too_large is not None:
+                raise too_large
             if request.method == "GET":
                 answer = discovery.handle(ctx.registry, request)
                 if answer is not None:
@@ -119,8 +125,14 @@ def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.Strea
             return _maybe_yaml(request, response)
         except errors.ApiError as err:
             return _maybe_yaml(request, error_response(err))
-        except (ConnectionError, web.HTTPException):
+        except ConnectionError:
             raise
+        except web.HTTPException as exc:  # raised by aiohttp itself (a body past client_max_size...)
+            if exc.status < 400:
+                raise
+            return error_response(
+                errors.ApiError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason)
+            )
         except Exception as exc:  # nothing a client sends may crash the server
             log.exception("request failed: %s %s", request.method, request.path_qs)
             return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
@@ -137,14 +149,14 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def not_found(request: web.Request) -> web.Response:
-    return error_response(errors.resource_not_found())
+    return error_response(header_bytes_error(request) or errors.resource_not_found())
 
 
 def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
     """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
     and its /kubesim/ routes."""
     middlewares = [faults.middleware] if faults is not None else []
-    app = web.Application(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
+    app = LimitedApplication(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
     crd.restore(ctx)
     crd.follow(ctx)
     if faults is not None:

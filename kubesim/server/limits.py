@@ -1,0 +1,99 @@
+"""HTTP-level limits as kube-apiserver's Go net/http server has them, and a `Status` body for every request
+aiohttp refuses before it reaches the application (a malformed request line, headers past the limits).
+
+Go's server reads at most `http.DefaultMaxHeaderBytes` (1 MiB; kube-apiserver's secure serving sets the
+same `MaxHeaderBytes`) of request line and headers together, and answers 431 Request Header Fields Too Large
+past it. aiohttp's defaults are much smaller (8190 bytes per line or field, 128 headers), so a long label
+selector in the URL failed with a plain-text 400. Here a line or one field may be 1 MiB and the request may
+carry many headers; the total is checked by the application (`header_bytes_error`), as aiohttp does not
+count it. What aiohttp still refuses gets a `Status` instead of its plain text."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import orjson
+from aiohttp import web, web_protocol
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_server import Server
+
+from kubesim.status import errors
+
+MAX_HEADER_BYTES = 1 << 20  # Go net/http DefaultMaxHeaderBytes
+HANDLER_LIMITS: dict[str, int] = {
+    "max_line_size": MAX_HEADER_BYTES,
+    "max_field_size": MAX_HEADER_BYTES,
+    "max_headers": 1 << 15,  # Go counts bytes, not headers; this only bounds aiohttp's per-header work
+}
+TOO_LARGE = "Request Header Fields Too Large"
+
+
+def header_fields_too_large(detail: str) -> errors.ApiError:
+    """431, as Go's server answers a request whose line and headers exceed MaxHeaderBytes."""
+    return errors.ApiError(431, "RequestHeaderFieldsTooLarge", f"{TOO_LARGE}: {detail}")
+
+
+def header_bytes_error(request: web.BaseRequest) -> errors.ApiError | None:
+    """The total of the request line and headers past MAX_HEADER_BYTES (each part passed aiohttp alone)."""
+    total = len(request.raw_path) + sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
+    if total <= MAX_HEADER_BYTES:
+        return None
+    return header_fields_too_large(f"{total} bytes of request line and headers (limit {MAX_HEADER_BYTES})")
+
+
+def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
+    """The ApiError for a request aiohttp could not parse or serve."""
+    if isinstance(exc, LineTooLong) or (
+        isinstance(exc, BadHttpMessage) and "Too many headers" in str(exc.message)
+    ):
+        what = "too many header fields" if not isinstance(exc, LineTooLong) else "a line past the limit"
+        return header_fields_too_large(
+            f"{what} (at most {MAX_HEADER_BYTES} bytes of request line and headers)"
+        )
+    if status >= 500:
+        return errors.internal("the server could not serve the request")
+    message = getattr(exc, "message", None) or str(exc or "malformed HTTP request")
+    return errors.bad_request(f"malformed HTTP request: {str(message).splitlines()[0][:200]}")
+
+
+class StatusRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's protocol handler, answering its own errors with a `Status` instead of plain text."""
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if request.writer.output_size > 0:  # part of a response is out: the connection is broken
+            raise ConnectionError("response already sent, cannot send the error")
+        if status >= 500:
+            self.log_exception("Error handling request from %s", request.remote, exc_info=exc)
+        else:
+            self.logger.debug("refused a malformed request from %s: %s", request.remote, exc)
+        err = protocol_error(status, exc)
+        response = web.Response(
+            body=orjson.dumps(err.status()), status=err.code, content_type="application/json"
+        )
+        response.force_close()  # the parser's state is unknown after an error: close, as aiohttp does
+        return response
+
+
+class StatusServer(Server):
+    def __call__(self) -> web_protocol.RequestHandler:
+        return StatusRequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # aiohttp discourages subclassing; this is the hook
+
+    class LimitedApplication(web.Application):
+        """An Application whose server uses HANDLER_LIMITS and answers protocol errors with a Status."""
+
+        def _make_handler(self, **kwargs: Any) -> Server:
+            server = super()._make_handler(**{**HANDLER_LIMITS, **kwargs})
+            server.__class__ = StatusServer  # same state; only the protocol handler class differs
+            return server
