@@ -23,6 +23,7 @@ from kubesim.registry import crd
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
 from kubesim.validation.common import immutable
+from kubesim.validation.decode_types import type_error
 from kubesim.validation.nesting import MAX_DEPTH, deeper_than
 
 JSON = dict[str, Any]
@@ -178,6 +179,14 @@ async def _apply(
         )
     applied = decode_object(body, "application/yaml", rtype.kind)
     check_kind(applied, rtype)
+    wrong = type_error(
+        write.gvk, applied
+    )  # before any merge or ownership conflict, as upstream's typed patch
+    if wrong:
+        gv = f"{rtype.group}/{rtype.version}" if rtype.group else rtype.version
+        raise errors.bad_request(
+            f"failed to create typed patch object ({gv}, Kind={rtype.kind}): json: {wrong}"
+        )
     _check_identity(target, applied)
     force = bool(request.query.get("force") in ("1", "t", "T", "true", "True", "TRUE"))
     entry = ctx.store.entry(rtype.key, target.namespace, target.name)
