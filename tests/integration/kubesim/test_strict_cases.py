@@ -1,6 +1,6 @@
-"""The table behind test_strict_generated.py (no tests of its own): resources × mutations × verbs, each case a request a real
-kube-apiserver refuses, with the code it answers (upstream decoding and validation, apimachinery's
-errors.go shapes), and the object whose stored state must not change."""
+"""The table behind test_strict_generated.py (no tests of its own): resources x mutations x verbs,
+each case a request a real kube-apiserver refuses, with the code it answers (upstream decoding and
+validation, apimachinery's errors.go shapes), and the object whose stored state must not change."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ WRONG_FIELDS: dict[str, tuple[tuple[tuple[str, ...], Any], ...]] = {
 }
 
 
-def _with(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+def with_value(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     target = out
     for step in path[:-1]:
@@ -148,7 +148,7 @@ DEEP = "__deep__"  # stands for a nested document spliced in as bytes (too deep 
 _splice: dict[str, bytes] = {}
 
 
-def _dumps(value: Any) -> bytes:
+def dumps_case(value: Any) -> bytes:
     raw = json.dumps(value).encode()  # not orjson: it refuses integers past 64 bits
     return raw.replace(f'"{DEEP}"'.encode(), _splice[DEEP]) if DEEP in _splice else raw
 
@@ -159,11 +159,11 @@ def _writes(
     """One wrong document, sent by every write verb: create (under a new name), update, the three patch
     types the resource takes, and server-side apply."""
     codes = frozenset((code,))
-    created = _with(obj, ("metadata", "name"), "fresh")
+    created = with_value(obj, ("metadata", "name"), "fresh")
     yield Case(
-        f"{label} POST", "POST", res.collection, codes, _dumps(created), absent=f"{res.collection}/fresh"
+        f"{label} POST", "POST", res.collection, codes, dumps_case(created), absent=f"{res.collection}/fresh"
     )
-    yield Case(f"{label} PUT", "PUT", res.item, codes, _dumps(obj), unchanged=res.item)
+    yield Case(f"{label} PUT", "PUT", res.item, codes, dumps_case(obj), unchanged=res.item)
     patch_types = (MERGE,) if res.custom else (MERGE, STRATEGIC)
     for patch_type in patch_types:
         yield Case(
@@ -171,7 +171,7 @@ def _writes(
             "PATCH",
             res.item,
             codes,
-            _dumps(_nested(path, value)),
+            dumps_case(_nested(path, value)),
             patch_type,
             unchanged=res.item,
         )
@@ -180,7 +180,9 @@ def _writes(
     for step in path[:-1]:
         parent = parent.get(step) if isinstance(parent, dict) else None
     op_codes = codes if isinstance(parent, dict) else frozenset((422,))  # jsonpatch: missing path, 422
-    yield Case(f"{label} json-patch", "PATCH", res.item, op_codes, _dumps(op), JSON_PATCH, unchanged=res.item)
+    yield Case(
+        f"{label} json-patch", "PATCH", res.item, op_codes, dumps_case(op), JSON_PATCH, unchanged=res.item
+    )
     # forced, so that no field-ownership conflict (409) comes first: the applied object is what is wrong;
     # upstream fails to build its typed patch object (400); kubesim checks a CR's schema after merging (422)
     apply_codes = frozenset((400, 422)) if res.custom else codes
@@ -189,7 +191,7 @@ def _writes(
         "PATCH",
         res.item + "?fieldManager=t&force=true",
         apply_codes,
-        _dumps(obj),
+        dumps_case(obj),
         APPLY,
         unchanged=res.item,
     )
@@ -200,19 +202,19 @@ def wrong_types() -> Iterator[Case]:
         for path, value in WRONG_FIELDS[res.valid["kind"]]:
             label = f"{res.valid['kind']} {'.'.join(path)}={value!r:.20}"
             yield from _writes(
-                res, label, _with(res.valid, path, value), path, value, 422 if res.custom else 400
+                res, label, with_value(res.valid, path, value), path, value, 422 if res.custom else 400
             )
 
 
 def deep_nesting() -> Iterator[Case]:
-    """Deeper than the store takes (orjson encodes 255 levels), or than Python's recursion limit: 400 up front."""
+    """Deeper than the store takes (orjson encodes 255 levels), or than Python recursion: 400, up front."""
     cases: list[Case] = []
     for levels in (260, 900, 5000):
         _splice[DEEP] = b'{"a":' * levels + b"1" + b"}" * levels
         for res in RESOURCES:
             field = ("spec", "x") if "spec" in res.valid else ("data", "x")
             label = f"{res.valid['kind']} depth {levels}"
-            cases.extend(_writes(res, label, _with(res.valid, field, DEEP), field, DEEP, 400))
+            cases.extend(_writes(res, label, with_value(res.valid, field, DEEP), field, DEEP, 400))
     _splice[DEEP] = b'{"a":' * 150 + b"1" + b"}" * 150
     res = RESOURCES[3]
     chain = [
@@ -221,216 +223,7 @@ def deep_nesting() -> Iterator[Case]:
     ]
     label = "Foo json-patch copies a subtree below itself"
     cases.append(
-        Case(label, "PATCH", res.item, frozenset((400,)), _dumps(chain), JSON_PATCH, unchanged=res.item)
+        Case(label, "PATCH", res.item, frozenset((400,)), dumps_case(chain), JSON_PATCH, unchanged=res.item)
     )
     del _splice[DEEP]
     yield from cases
-
-
-BAD_QUERIES = (
-    "timeoutSeconds=-x",
-    "timeoutSeconds=1.5",
-    "limit=x",
-    "limit=1_000",
-    "limit=1e3",
-    "limit=99999999999999999999",
-    "watch=maybe",
-    "allowWatchBookmarks=x",
-    "sendInitialEvents=perhaps",
-    "resourceVersion=abc",
-    "resourceVersionMatch=Bogus",  # ListOptions validation: 422
-    "resourceVersionMatch=Exact",  # without a resourceVersion: 422
-    "labelSelector=%28%28%28",
-    "labelSelector=a%20b%20c",
-    "fieldSelector=metadata.name",
-    "fieldSelector=spec.unknown%3Dx",
-)
-
-
-def bad_queries() -> Iterator[Case]:
-    for res in RESOURCES:
-        for query in BAD_QUERIES:
-            codes = frozenset((422,)) if query.startswith("resourceVersionMatch") else frozenset((400,))
-            yield Case(f"list ?{query}", "GET", f"{res.collection}?{query}", codes)
-        yield Case(
-            "delete ?gracePeriodSeconds=x",
-            "DELETE",
-            res.item + "?gracePeriodSeconds=x",
-            frozenset((400,)),
-            unchanged=res.item,
-        )
-        yield Case(
-            "delete ?propagationPolicy=Never",
-            "DELETE",
-            res.item + "?propagationPolicy=Never",
-            frozenset((400, 422)),
-            unchanged=res.item,
-        )
-        yield Case(
-            "create ?dryRun=Maybe",
-            "POST",
-            res.collection + "?dryRun=Maybe",
-            frozenset((422,)),
-            _dumps(_with(res.valid, ("metadata", "name"), "fresh")),
-            absent=f"{res.collection}/fresh",
-        )
-        yield Case(
-            "create ?fieldValidation=Loose",
-            "POST",
-            res.collection + "?fieldValidation=Loose",
-            frozenset((400,)),
-            _dumps(_with(res.valid, ("metadata", "name"), "fresh")),
-            absent=f"{res.collection}/fresh",
-        )
-        yield Case(
-            "merge patch ?force=true",
-            "PATCH",
-            res.item + "?force=true",
-            frozenset((422,)),
-            b"{}",
-            MERGE,
-            unchanged=res.item,
-        )
-        yield Case(
-            "apply without fieldManager",
-            "PATCH",
-            res.item,
-            frozenset((422,)),
-            _dumps(res.valid),
-            APPLY,
-            unchanged=res.item,
-        )
-        # a list or get at a resourceVersion the store has not reached (a watch from one waits for it, as upstream)
-        yield Case(
-            "list at a future resourceVersion",
-            "GET",
-            res.collection + "?resourceVersion=999999999",
-            frozenset((504,)),
-        )
-        yield Case(
-            "get at a future resourceVersion",
-            "GET",
-            res.item + "?resourceVersion=999999999",
-            frozenset((504,)),
-        )
-
-
-BAD_BODIES = (
-    b"{",
-    b"[1,2",
-    b'"x"',
-    b"[]",
-    b"null",
-    b"42",
-    b"\xff\xfe",
-    b'{"metadata": []}',
-    b'{"metadata": {"name": 5}}',
-    b'{"kind": "Secret"}',
-    b'{"apiVersion": "v9"}',
-)
-BAD_PATCHES = (
-    b"{",
-    b'"x"',
-    b"[{}]",
-    b'[{"op": "bogus", "path": "/a"}]',
-    b'[{"op": "remove", "path": "/nope"}]',
-    b'[{"op": "test", "path": "/metadata/name", "value": "other"}]',
-)
-
-
-def bad_bodies() -> Iterator[Case]:
-    for res in RESOURCES:
-        fresh = f"{res.collection}/fresh"
-        for body in BAD_BODIES:
-            yield Case(f"create {body[:20]!r}", "POST", res.collection, frozenset((400,)), body, absent=fresh)
-            yield Case(f"update {body[:20]!r}", "PUT", res.item, frozenset((400,)), body, unchanged=res.item)
-        for content_type in ("text/plain", "application/xml", "application/vnd.kubernetes.protobuf"):
-            yield Case(
-                f"create as {content_type}",
-                "POST",
-                res.collection,
-                frozenset((400, 415)),
-                _dumps(res.valid),
-                content_type,
-                absent=fresh,
-            )
-        yield Case(
-            "patch as application/json",
-            "PATCH",
-            res.item,
-            frozenset((415,)),
-            b"{}",
-            "application/json",
-            unchanged=res.item,
-        )
-        if res.custom:
-            yield Case(
-                "strategic merge patch of a custom resource",
-                "PATCH",
-                res.item,
-                frozenset((415,)),
-                b"{}",
-                STRATEGIC,
-                unchanged=res.item,
-            )
-        for body in BAD_PATCHES:
-            patch_type = JSON_PATCH if body.startswith(b"[") else MERGE
-            yield Case(
-                f"patch {body[:30]!r}",
-                "PATCH",
-                res.item,
-                frozenset((400, 422)),
-                body,
-                patch_type,
-                unchanged=res.item,
-            )
-        big = _dumps(_with(res.valid, ("metadata", "annotations"), {"big": "x" * (70 * 1024)}))
-        yield Case("create past the body limit", "POST", res.collection, frozenset((413,)), big, absent=fresh)
-        yield Case("update past the body limit", "PUT", res.item, frozenset((413,)), big, unchanged=res.item)
-        yield Case(
-            "create of an existing name",
-            "POST",
-            res.collection,
-            frozenset((409,)),
-            _dumps(res.valid),
-            unchanged=res.item,
-        )
-        stale = _with(res.valid, ("metadata", "resourceVersion"), "1")
-        yield Case(
-            "update at a stale resourceVersion",
-            "PUT",
-            res.item,
-            frozenset((409,)),
-            _dumps(stale),
-            unchanged=res.item,
-        )
-        other = _with(res.valid, ("metadata", "name"), "other")
-        yield Case(
-            "update naming another object",
-            "PUT",
-            res.item,
-            frozenset((400,)),
-            _dumps(other),
-            unchanged=res.item,
-        )
-        for method in ("GET", "PUT", "PATCH", "DELETE"):
-            body = (
-                _dumps(_with(res.valid, ("metadata", "name"), "missing"))
-                if method == "PUT"
-                else b"{}"
-                if method == "PATCH"
-                else b""
-            )
-            yield Case(
-                f"{method} of a missing object",
-                method,
-                f"{res.collection}/missing",
-                frozenset((404,)),
-                body,
-                MERGE if method == "PATCH" else "application/json",
-                absent=f"{res.collection}/missing",
-            )
-
-
-def all_cases() -> list[Case]:
-    return [*wrong_types(), *deep_nesting(), *bad_queries(), *bad_bodies()]

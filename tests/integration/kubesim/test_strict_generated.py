@@ -1,4 +1,4 @@
-"""Generated malformed requests (the table in test_strict_cases.py: resources × mutations × verbs) against
+"""Generated malformed requests (the table in test_strict_cases*.py: resources x mutations x verbs) against
 one kubesim over HTTP. Each must be answered with a `Status` carrying the code kube-apiserver gives, never a
 500; the server must keep serving; and a GET after each refused write must show nothing changed."""
 
@@ -11,8 +11,9 @@ import aiohttp
 import orjson
 
 from kubesim.pytest_plugin import KubeSimFactory
-from tests.integration.kubesim.test_strict_cases import FOO_SCHEMA, RESOURCES, Case, all_cases
 from tests.helpers import schemaless_crd, wait_for
+from tests.integration.kubesim.test_strict_cases import FOO_SCHEMA, RESOURCES, Case
+from tests.integration.kubesim.test_strict_cases_http import all_cases
 
 
 async def _setup(session: aiohttp.ClientSession, url: str) -> dict[str, str]:
