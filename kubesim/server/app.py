@@ -21,7 +21,7 @@ from kubesim.handlers.write import create_object, patch_object, update_object
 from kubesim.registry import crd
 from kubesim.resources.types import SEED_NAMESPACES
 from kubesim.server import discovery, openapi
-from kubesim.server.limits import LimitedApplication, header_bytes_error
+from kubesim.server.limits import LimitedApplication, closing, header_bytes_error
 from kubesim.status import errors
 from kubesim.storage.store import Store
 
@@ -113,7 +113,7 @@ def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.Strea
         try:
             too_large = header_bytes_error(request)
             if too_large is not None:
-                raise too_large
+                return closing(error_response(too_large))
             if request.method == "GET":
                 answer = discovery.handle(ctx.registry, request)
                 if answer is not None:
@@ -149,7 +149,8 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def not_found(request: web.Request) -> web.Response:
-    return error_response(header_bytes_error(request) or errors.resource_not_found())
+    too_large = header_bytes_error(request)
+    return closing(error_response(too_large)) if too_large else error_response(errors.resource_not_found())
 
 
 def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:

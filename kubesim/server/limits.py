@@ -43,6 +43,12 @@ def header_bytes_error(request: web.BaseRequest) -> errors.ApiError | None:
     return header_fields_too_large(f"{total} bytes of request line and headers (limit {MAX_HEADER_BYTES})")
 
 
+def closing(response: web.Response) -> web.Response:
+    """Go's server closes the connection after a 431: it has stopped reading the request."""
+    response.force_close()
+    return response
+
+
 def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
     """The ApiError for a request aiohttp could not parse or serve."""
     if isinstance(exc, LineTooLong) or (
