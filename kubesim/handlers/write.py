@@ -179,14 +179,11 @@ async def _apply(
         )
     applied = decode_object(body, "application/yaml", rtype.kind)
     check_kind(applied, rtype)
-    wrong = type_error(
-        write.gvk, applied
-    )  # before any merge or ownership conflict, as upstream's typed patch
-    if wrong:
+    wrong = type_error(write.gvk, applied)
+    if wrong:  # upstream's fieldmanager types the applied object before any merge or ownership conflict
         gv = f"{rtype.group}/{rtype.version}" if rtype.group else rtype.version
-        raise errors.bad_request(
-            f"failed to create typed patch object ({gv}, Kind={rtype.kind}): json: {wrong}"
-        )
+        where = f"{target.namespace}/{target.name}; {gv}, Kind={rtype.kind}"
+        raise errors.bad_request(f"failed to create typed patch object ({where}): {wrong}")
     _check_identity(target, applied)
     force = bool(request.query.get("force") in ("1", "t", "T", "true", "True", "TRUE"))
     entry = ctx.store.entry(rtype.key, target.namespace, target.name)
