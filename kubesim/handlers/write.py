@@ -55,6 +55,7 @@ async def create_object(ctx: ApiContext, request: web.Request, target: Target) -
     write = Write(ctx, request, target)
     obj = await write.read_object()
     if target.rtype.review:
+        write.check_fields(obj)  # decoded like any object first: a wrongly typed spec is a 400
         return write.respond(reviews.answer(target.rtype.kind, obj), 201)
     result = write.create(obj)
     _after_write(ctx, write, result)
