@@ -302,6 +302,7 @@ def check_kind(obj: JSON, rtype: ResourceType, allowed_kinds: tuple[str, ...] = 
         if next(keys) == "apiVersion" and next(keys) == "kind":
             return  # already in the apiserver's order (what clients send)
     rest = {k: obj.pop(k) for k in list(obj) if k not in ("apiVersion", "kind")}
+    obj.clear()
     obj["apiVersion"] = api_version or rtype.api_version  # apiVersion and kind first, as the apiserver writes
     obj["kind"] = kind or rtype.kind
     obj.update(rest)

@@ -161,6 +161,17 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
     return write.respond(result)
 
 
+def _sent_gvk(obj: JSON) -> tuple[str, str, str]:
+    """The group, version and kind an applied object names, as Go's unstructured accessors read them (an
+    apiVersion that does not parse as group/version counts as empty)."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    group, _, version = api_version.rpartition("/")
+    if api_version.count("/") > 1 or (api_version and not version):
+        group = version = ""
+    return group, version, kind if isinstance(kind, str) else ""
+
+
 async def _apply(
     ctx: ApiContext, write: Write, request: web.Request, target: Target, body: bytes, sub: str | None
 ) -> web.StreamResponse:
@@ -179,7 +190,11 @@ async def _apply(
             ],
         )
     applied = decode_object(body, "application/yaml", rtype.kind)
-    check_kind(applied, rtype)
+    sent = _sent_gvk(applied)
+    if sent != (rtype.group, rtype.version, rtype.kind):  # upstream's versionCheckManager: no defaulting
+        raise errors.bad_request(f"invalid object type: {sent[0]}/{sent[1]}, Kind={sent[2]}")
+    if applied["metadata"].get("managedFields") is not None:  # the server owns them; upstream refuses too
+        raise errors.bad_request("metadata.managedFields must be nil")
     wrong = type_error(write.gvk, applied)
     if wrong:  # upstream's fieldmanager types the applied object before any merge or ownership conflict
         gv = f"{rtype.group}/{rtype.version}" if rtype.group else rtype.version

@@ -4,6 +4,7 @@ bodies, content types, sizes, conflicts and missing objects, for every resource 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from tests.integration.kubesim.test_strict_cases import (
     APPLY,
@@ -82,6 +83,16 @@ def bad_queries() -> Iterator[Case]:
             MERGE,
             unchanged=res.item,
         )
+        for label, applied in _applied_gvk_variants(res.valid):
+            yield Case(
+                f"apply {label}",
+                "PATCH",
+                res.item + "?fieldManager=t&force=true",
+                frozenset((400,)),
+                dumps_case(applied),
+                APPLY,
+                unchanged=res.item,
+            )
         yield Case(
             "apply without fieldManager",
             "PATCH",
@@ -127,6 +138,20 @@ BAD_PATCHES = (
     b'[{"op": "remove", "path": "/nope"}]',
     b'[{"op": "test", "path": "/metadata/name", "value": "other"}]',
 )
+
+
+def _applied_gvk_variants(valid: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Applied objects that name another group/version/kind than the endpoint's, or carry managedFields:
+    upstream's field manager refuses them (400) where other writes would fill in apiVersion and kind."""
+    bare = {k: v for k, v in valid.items() if k not in ("apiVersion", "kind")}
+    yield "without apiVersion and kind", bare
+    yield "without apiVersion", {"kind": valid["kind"], **bare}
+    yield "without kind", {"apiVersion": valid["apiVersion"], **bare}
+    yield "of another version", {**valid, "apiVersion": valid["apiVersion"] + "beta9"}
+    yield "of another kind", {**valid, "kind": "Secret"}
+    yield "with an unparsable apiVersion", {**valid, "apiVersion": "a/b/c"}
+    managed = [{"manager": "x", "operation": "Apply"}]
+    yield "with managedFields", with_value(valid, ("metadata", "managedFields"), managed)
 
 
 def bad_bodies() -> Iterator[Case]:
