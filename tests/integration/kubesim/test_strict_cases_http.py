@@ -44,6 +44,9 @@ def bad_queries() -> Iterator[Case]:
         for query in BAD_QUERIES:
             codes = frozenset((422,)) if query.startswith("resourceVersionMatch") else frozenset((400,))
             yield Case(f"list ?{query}", "GET", f"{res.collection}?{query}", codes)
+            if "Selector" in query or "Seconds" in query or "limit" in query:  # deletecollection: ListOptions
+                path = f"{res.collection}?{query}"
+                yield Case(f"deletecollection ?{query}", "DELETE", path, codes, unchanged=res.item)
         yield Case(
             "delete ?gracePeriodSeconds=x",
             "DELETE",
