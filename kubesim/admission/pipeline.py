@@ -193,7 +193,7 @@ class Write:
                 "FieldValueInvalid",
                 "Invalid value: 0x0: must be specified for an update",
             )
-        if subresource is None:
+        if subresource != "scale":  # status and finalize bodies decode into the type too; scale: its handler
             self.check_fields(new)
         strategy.check_micro_times(rtype, new)
         old_view = to_view(rtype, old)

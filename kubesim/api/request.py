@@ -21,6 +21,7 @@ from kubesim.codec.protobuf import ProtobufError
 from kubesim.resources.catalog import Registry
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
+from kubesim.validation.meta_types import meta_type_error
 from kubesim.validation.nesting import MAX_DEPTH
 
 JSON = dict[str, Any]
@@ -224,62 +225,14 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
     return obj
 
 
-_META_STRINGS = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
-
-
-def _unmarshal_error(kind: str, field: str, go_type: str, value: Any) -> errors.ApiError:
-    json_type = {
-        dict: "object",
-        list: "array",
-        str: "string",
-        bool: "bool",
-        int: "number",
-        float: "number",
-    }.get(type(value), "value")
-    return errors.bad_request(
-        f'{kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal '
-        f"{json_type} into Go struct field {field} of type {go_type}"
-    )
-
-
 def check_meta_types(obj: JSON, kind: str) -> None:
     """ObjectMeta fields with the wrong JSON type fail decoding (400), as Go's decoder does."""
     meta = obj.get("metadata", {})
     if meta is None:
         obj["metadata"] = meta = {}
-    if not isinstance(meta, dict):
-        raise _unmarshal_error(kind, f"{kind}.metadata", "v1.ObjectMeta", meta)
-    for name in _META_STRINGS:
-        if name in meta and meta[name] is not None and not isinstance(meta[name], str):
-            raise _unmarshal_error(kind, f"ObjectMeta.metadata.{name}", "string", meta[name])
-    for name in ("labels", "annotations"):
-        value = meta.get(name)
-        if value is not None and (
-            not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())
-        ):
-            raise _unmarshal_error(kind, f"ObjectMeta.metadata.{name}", "map[string]string", value)
-    finalizers = meta.get("finalizers")
-    if finalizers is not None and (
-        not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers)
-    ):
-        raise _unmarshal_error(kind, "ObjectMeta.metadata.finalizers", "[]string", finalizers)
-    for name in ("ownerReferences", "managedFields"):
-        value = meta.get(name)
-        if value is not None and (not isinstance(value, list) or not all(isinstance(r, dict) for r in value)):
-            raise _unmarshal_error(
-                kind, f"ObjectMeta.metadata.{name}", "[]v1." + name[:-1].capitalize(), value
-            )
-    generation = meta.get("generation")
-    if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)):
-        raise _unmarshal_error(kind, "ObjectMeta.metadata.generation", "int64", generation)
+    wrong = meta_type_error(meta, kind)
+    if wrong:
+        raise errors.bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: json: {wrong}')
 
 
 def check_kind(obj: JSON, rtype: ResourceType, allowed_kinds: tuple[str, ...] = ()) -> None:

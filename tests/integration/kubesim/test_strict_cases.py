@@ -197,6 +197,31 @@ def _writes(
     )
 
 
+WRONG_METADATA: tuple[tuple[tuple[str, ...], Any], ...] = (
+    (("metadata", "labels"), {"a": 1}),
+    (("metadata", "labels"), ["a"]),
+    (("metadata", "annotations"), {"a": True}),
+    (("metadata", "finalizers"), [1]),
+    (("metadata", "generation"), "1"),
+    (("metadata", "deletionGracePeriodSeconds"), "x"),
+    (("metadata", "ownerReferences"), [{"apiVersion": "v1", "kind": "X", "name": "n", "uid": 5}]),
+    (("metadata", "ownerReferences"), [{"apiVersion": "v1", "kind": "X", "name": "n", "controller": "yes"}]),
+    (("metadata", "ownerReferences"), ["owner"]),
+)
+WRONG_STATUS: dict[str, tuple[tuple[tuple[str, ...], Any], ...]] = {
+    "Deployment": (
+        (("status", "replicas"), "3"),
+        (("status", "replicas"), 2**31),
+        (("status", "conditions"), "x"),
+    ),
+    "Job": (
+        (("status", "active"), "1"),
+        (("status", "startTime"), 5),
+        (("status", "uncountedTerminatedPods"), []),
+    ),
+}
+
+
 def wrong_types() -> Iterator[Case]:
     for res in RESOURCES:
         for path, value in WRONG_FIELDS[res.valid["kind"]]:
@@ -204,6 +229,16 @@ def wrong_types() -> Iterator[Case]:
             yield from _writes(
                 res, label, with_value(res.valid, path, value), path, value, 422 if res.custom else 400
             )
+        for path, value in WRONG_METADATA:  # ObjectMeta is decoded alike for every type
+            label = f"{res.valid['kind']} {'.'.join(path)}={value!r:.30}"
+            yield from _writes(res, label, with_value(res.valid, path, value), path, value, 400)
+        for path, value in WRONG_STATUS.get(res.valid["kind"], ()):  # the status subresource decodes too
+            label = f"{res.valid['kind']} /status {'.'.join(path)}={value!r:.20}"
+            wrong = dumps_case(with_value(res.valid, path, value))
+            status = f"{res.item}/status"
+            yield Case(f"{label} PUT", "PUT", status, frozenset((400,)), wrong, unchanged=res.item)
+            patch = dumps_case(_nested(path, value))
+            yield Case(f"{label} merge", "PATCH", status, frozenset((400,)), patch, MERGE, unchanged=res.item)
 
 
 def deep_nesting() -> Iterator[Case]:
