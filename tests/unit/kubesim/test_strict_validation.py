@@ -12,6 +12,7 @@ from kubesim.api.params import parse_bool, parse_int
 from kubesim.server.limits import MAX_HEADER_BYTES, protocol_error
 from kubesim.status.errors import ApiError
 from kubesim.validation.decode_types import type_error
+from kubesim.validation.meta_types import meta_type_error
 from kubesim.validation.nesting import MAX_DEPTH, deeper_than
 
 DEPLOYMENT = ("apps", "v1", "Deployment")
@@ -180,3 +181,55 @@ def test_protocol_errors_become_statuses(exc: BaseException | None, code: int) -
 
 def test_a_server_error_in_the_protocol_is_an_internal_status() -> None:
     assert protocol_error(500, RuntimeError("boom")).status()["reason"] == "InternalError"
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ([], "array into Go struct field Pod.metadata of type v1.ObjectMeta"),
+        ({"name": 5}, "number into Go struct field ObjectMeta.metadata.name of type string"),
+        ({"uid": 5}, "number into Go struct field ObjectMeta.metadata.uid of type types.UID"),
+        ({"labels": {"a": 1}}, "number into Go struct field ObjectMeta.metadata.labels of type string"),
+        (
+            {"labels": ["a"]},
+            "array into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+        ),
+        ({"finalizers": [True]}, "bool into Go struct field ObjectMeta.metadata.finalizers of type string"),
+        ({"generation": 1.5}, "number into Go struct field ObjectMeta.metadata.generation of type int64"),
+        (
+            {"deletionGracePeriodSeconds": "30"},
+            "string into Go struct field ObjectMeta.metadata.deletionGracePeriodSeconds of type int64",
+        ),
+        (
+            {"ownerReferences": [{"uid": 5}]},
+            "number into Go struct field OwnerReference.metadata.ownerReferences.uid of type types.UID",
+        ),
+        (
+            {"ownerReferences": [{"controller": "yes"}]},
+            "string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool",
+        ),
+        (
+            {"ownerReferences": {"a": 1}},
+            "object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference",
+        ),
+        (
+            {"managedFields": [{"operation": 1}]},
+            "number into Go struct field ManagedFieldsEntry.metadata.managedFields.operation"
+            " of type v1.ManagedFieldsOperationType",
+        ),
+    ],
+)
+def test_wrongly_typed_metadata_is_a_go_decode_error(meta: Any, message: str) -> None:
+    assert meta_type_error(meta, "Pod") == "cannot unmarshal " + message
+
+
+def test_well_typed_metadata_passes() -> None:
+    meta = {
+        "name": "p",
+        "labels": {"a": "b", "n": None},
+        "finalizers": ["f"],
+        "generation": 3,
+        "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "u", "controller": True}],
+        "managedFields": [{"manager": "m", "operation": "Apply", "fieldsV1": {"f:a": {}}}],
+    }
+    assert meta_type_error(meta, "Pod") is None
