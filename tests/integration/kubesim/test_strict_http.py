@@ -15,9 +15,11 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import schemaless_crd
 
 CMS = "/api/v1/namespaces/default/configmaps"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+JSON_BODY = {"Content-Type": "application/json"}
 
 
 @pytest.fixture
@@ -176,3 +178,23 @@ async def test_a_patch_removing_apiversion_and_kind_stores_them_anyway(
         async with session.get(f"{sim.url}{CMS}/c") as r:
             stored = await r.json()
         assert (stored["apiVersion"], stored["kind"]) == ("v1", "ConfigMap")
+
+
+def _crd_nesting(plural: str, levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    crd = schemaless_crd("deep.example.com", plural.capitalize()[:-1], plural=plural)
+    crd["spec"]["versions"][0]["schema"] = {"openAPIV3Schema": schema}
+    return crd
+
+
+async def test_a_crd_schema_deeper_than_the_store_takes_is_refused_up_front(sim: KubeSim) -> None:
+    crds = sim.url + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(crds, data=json.dumps(_crd_nesting("deeps", 130)), headers=JSON_BODY) as r:
+            _assert_status(r.status, await r.json(), 400)
+        async with session.get(crds + "/deeps.deep.example.com") as r:
+            assert r.status == 404
+        async with session.post(crds, json=_crd_nesting("shallows", 90)) as r:  # 180 JSON levels: fine
+            assert r.status == 201, await r.text()
