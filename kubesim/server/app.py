@@ -21,7 +21,7 @@ from kubesim.handlers.write import create_object, patch_object, update_object
 from kubesim.registry import crd
 from kubesim.resources.types import SEED_NAMESPACES
 from kubesim.server import discovery, openapi
-from kubesim.server.limits import LimitedApplication, closing, header_bytes_error
+from kubesim.server.limits import LimitedApplication, closing, header_bytes_error, http_error, status_errors
 from kubesim.status import errors
 from kubesim.storage.store import Store
 
@@ -132,9 +132,7 @@ def _api_handler(ctx: ApiContext) -> Callable[[web.Request], Awaitable[web.Strea
         except web.HTTPException as exc:  # raised by aiohttp itself (a body past client_max_size...)
             if exc.status < 400:
                 raise
-            return error_response(
-                errors.ApiError(exc.status, exc.reason.replace(" ", ""), exc.text or exc.reason)
-            )
+            return error_response(http_error(exc))
         except Exception as exc:  # nothing a client sends may crash the server
             log.exception("request failed: %s %s", request.method, request.path_qs)
             return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
@@ -158,7 +156,7 @@ async def not_found(request: web.Request) -> web.Response:
 def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
     """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
     and its /kubesim/ routes."""
-    middlewares = [faults.middleware] if faults is not None else []
+    middlewares = [status_errors, *([faults.middleware] if faults is not None else [])]
     app = LimitedApplication(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
     crd.restore(ctx)
     crd.follow(ctx)

@@ -11,6 +11,7 @@ count it. What aiohttp still refuses gets a `Status` instead of its plain text."
 from __future__ import annotations
 
 import warnings
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -21,6 +22,7 @@ from aiohttp.web_server import Server
 
 from kubesim.status import errors
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_HEADER_BYTES = 1 << 20  # Go net/http DefaultMaxHeaderBytes
 HANDLER_LIMITS: dict[str, int] = {
     "max_line_size": MAX_HEADER_BYTES,
@@ -49,6 +51,29 @@ def closing(response: web.Response) -> web.Response:
     return response
 
 
+def http_error(exc: web.HTTPException) -> errors.ApiError:
+    """The Status for an error aiohttp raised itself (no route for a CONNECT or `*` target, a body past
+    client_max_size...): its code, its reason phrase as a Kubernetes-style reason."""
+    if exc.status == 404:
+        return errors.resource_not_found()
+    text = exc.text if exc.text and not exc.text.startswith(f"{exc.status}: ") else exc.reason
+    return errors.ApiError(exc.status, exc.reason.replace(" ", ""), text)
+
+
+@web.middleware
+async def status_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """aiohttp's own HTTP errors as `Status` bodies rather than plain text."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = web.Response(
+            body=orjson.dumps(http_error(exc).status()), status=exc.status, content_type="application/json"
+        )
+        return response
+
+
 def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
     """The ApiError for a request aiohttp could not parse or serve."""
     if isinstance(exc, LineTooLong) or (
@@ -61,7 +86,8 @@ def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
     if status >= 500:
         return errors.internal("the server could not serve the request")
     message = getattr(exc, "message", None) or str(exc or "malformed HTTP request")
-    return errors.bad_request(f"malformed HTTP request: {str(message).splitlines()[0][:200]}")
+    first_line = str(message).splitlines()[0][:200].rstrip(": ") if str(message) else "unparsable"
+    return errors.bad_request(f"malformed HTTP request: {first_line}")
 
 
 class StatusRequestHandler(web_protocol.RequestHandler):

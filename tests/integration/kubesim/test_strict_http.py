@@ -95,19 +95,44 @@ async def test_requests_past_one_mebibyte_of_headers_get_a_431_status(sim: KubeS
         await _serves(session, sim)
 
 
+POST_CMS = b"POST " + CMS.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+
+
 @pytest.mark.parametrize(
-    "head",
+    ("head", "code"),
     [
-        b"GET /api/v1 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n",
-        b"BR\x00KEN / HTTP/1.1\r\n\r\n",
-        b"GET /api/v1 HTTP/9.9\r\nHost: x\r\n\r\n",
-        b"POST " + CMS.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
+        (b"GET /api/v1 HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400),
+        (b"GET /api/v1 HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n", 400),
+        (b"BR\x00KEN / HTTP/1.1\r\n\r\n", 400),
+        (b"GET /api/v1 HTTP/9.9\r\nHost: x\r\n\r\n", 400),
+        (b"GET \xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400),
+        (POST_CMS + b"Content-Length: x\r\n\r\n", 400),
+        (POST_CMS + b"Content-Length: 99999999999999999999\r\n\r\n{}", 400),
+        (POST_CMS + b"Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400),
+        (POST_CMS + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 400),
+        (
+            b"CONNECT x:443 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            404,
+        ),  # no route: the router's own 404
     ],
-    ids=["space in a header name", "bad method", "bad version", "bad content length"],
+    ids=[
+        "space in a header name",
+        "NUL in a header value",
+        "bad method",
+        "bad version",
+        "bad request target",
+        "HTTP/2 preface",
+        "bad content length",
+        "content length overflow",
+        "content length and chunked",
+        "bad chunk size",
+        "CONNECT",
+    ],
 )
-async def test_malformed_http_gets_a_400_status(sim: KubeSim, head: bytes) -> None:
-    code, body = await _raw(sim, head)
-    _assert_status(code, body, 400)
+async def test_malformed_http_gets_a_status(sim: KubeSim, head: bytes, code: int) -> None:
+    answer, body = await _raw(sim, head)
+    _assert_status(answer, body, code)
     async with aiohttp.ClientSession() as session:
         await _serves(session, sim)
 

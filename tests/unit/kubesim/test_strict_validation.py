@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage, BadStatusLine, LineTooLong
+from aiohttp.test_utils import make_mocked_request
 
 from kubesim.api.params import parse_bool, parse_int
-from kubesim.server.limits import MAX_HEADER_BYTES, protocol_error
+from kubesim.server.limits import MAX_HEADER_BYTES, header_bytes_error, http_error, protocol_error
 from kubesim.status.errors import ApiError
 from kubesim.validation.decode_types import type_error
 from kubesim.validation.meta_types import meta_type_error
@@ -233,3 +235,22 @@ def test_well_typed_metadata_passes() -> None:
         "managedFields": [{"manager": "m", "operation": "Apply", "fieldsV1": {"f:a": {}}}],
     }
     assert meta_type_error(meta, "Pod") is None
+
+
+def test_aiohttp_http_errors_become_statuses() -> None:
+    assert (
+        http_error(web.HTTPNotFound()).status()["message"]
+        == "the server could not find the requested resource"
+    )
+    too_large = http_error(web.HTTPRequestEntityTooLarge(max_size=10, actual_size=20)).status()
+    assert (too_large["code"], too_large["reason"]) == (413, "RequestEntityTooLarge")
+    not_allowed = http_error(web.HTTPMethodNotAllowed("X", ["GET"])).status()
+    assert (not_allowed["code"], not_allowed["message"]) == (405, "Method Not Allowed")  # not "405: ..."
+
+
+def test_header_bytes_count_the_request_line_and_every_header() -> None:
+    small = make_mocked_request("GET", "/api/v1", headers={"X": "y"})
+    assert header_bytes_error(small) is None
+    big = make_mocked_request("GET", "/api/v1", headers={f"X-{i}": "v" * 100_000 for i in range(11)})
+    err = header_bytes_error(big)
+    assert err is not None and err.code == 431 and str(MAX_HEADER_BYTES) in err.message
