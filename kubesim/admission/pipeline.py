@@ -82,7 +82,7 @@ class Write:
         if wrong:
             raise errors.bad_request(
                 f'{self.rtype.kind} in version "{self.rtype.version}" cannot be handled as a '
-                f"{self.rtype.kind}: json: {wrong}"
+                f"{self.rtype.kind}: {decode_types.decode_message(wrong)}"
             )
         unknown = objects.unknown_fields(self.gvk, obj)
         if not unknown:

@@ -14,7 +14,7 @@ from kubesim.handlers.write import PATCH_TYPES, current_object
 from kubesim.merge import patch
 from kubesim.status import errors
 from kubesim.storage.records import copy_json
-from kubesim.validation.decode_types import type_error
+from kubesim.validation.decode_types import decode_message, type_error
 
 JSON = dict[str, Any]
 SCALE_GVK = ("autoscaling", "v1", "Scale")
@@ -80,7 +80,9 @@ async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> 
         scale = patch.apply_patch(copy_json(current), body, content_type, SCALE_GVK)  # may raise a PatchError
     wrong = type_error(SCALE_GVK, scale)  # "3", 1.5, true or 2^31 are decoding errors of the Scale: 400
     if wrong:
-        raise errors.bad_request(f'Scale in version "v1" cannot be handled as a Scale: json: {wrong}')
+        raise errors.bad_request(
+            f'Scale in version "v1" cannot be handled as a Scale: {decode_message(wrong)}'
+        )
     replicas = (scale.get("spec") or {}).get("replicas") or 0  # null decodes as Go's zero value
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid(

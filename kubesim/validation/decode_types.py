@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesim.schema import schemas
 from kubesim.schema.nodes import Node, ValueMemo, compiled
+from kubesim.validation.quantity import quantity_error
 
 JSON = dict[str, Any]
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
@@ -121,7 +122,7 @@ def _go_value(value: Any, kind: str) -> str:
 
 
 def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
-    """The first decode error of a built-in object (the text after `json: `), or None."""
+    """The first decode error of a built-in object, or None (`decode_message` words it as the decoder)."""
     if schemas.is_custom(gvk):
         return None
     root = compiled(schemas.root(gvk))
@@ -158,6 +159,8 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
             if kind == "number" and "integer" in allowed:
                 return _message(f"number {value!r}", struct, path, _field_type(parent, key, info))
             return _message(_go_value(value, kind), struct, path, _field_type(parent, key, info))
+        if kind == "string" and "number" in allowed and _field_type(parent, key, info) == "resource.Quantity":
+            return quantity_error(value)  # its own UnmarshalJSON: ParseQuantity's error, no "json: " prefix
         if kind == "integer" and info.int_range is not None and "number" not in allowed:
             low, high = info.int_range
             if not low <= value <= high:
@@ -203,3 +206,9 @@ def _field_type(parent: Node, key: str | None, info: Facts) -> str:
 
 def _message(value: str, struct: str, path: str, go_type: str) -> str:
     return f"cannot unmarshal {value} into Go struct field {struct}.{path} of type {go_type}"
+
+
+def decode_message(wrong: str) -> str:
+    """A `type_error` as the decoder reports it: Go's UnmarshalTypeError has the `json: ` prefix, the error
+    of a type's own UnmarshalJSON (a Quantity) does not."""
+    return f"json: {wrong}" if wrong.startswith("cannot unmarshal") else wrong

@@ -19,6 +19,7 @@ from kubesim.validation.common import (
     validate_labels,
 )
 from kubesim.validation.meta import validate_annotations
+from kubesim.validation.quantity import quantity_value
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -72,6 +73,39 @@ def _containers(containers: Any, field: str, names: set[str], required_list: boo
                 )
             )
         causes.extend(_ports(container.get("ports"), f"{path}.ports"))
+        causes.extend(_resources(container.get("resources"), f"{path}.resources"))
+    return causes
+
+
+def _resources(resources: Any, field: str) -> Causes:
+    """ValidateResourceRequirements: no negative quantity, and no request above its limit."""
+    if not isinstance(resources, dict):
+        return []
+    causes: Causes = []
+    amounts: dict[str, dict[str, Any]] = {}
+    for kind in ("limits", "requests"):
+        given = resources.get(kind)
+        amounts[kind] = {}
+        for name, raw in given.items() if isinstance(given, dict) else ():
+            value = quantity_value(raw)
+            if value is None:
+                continue  # a quantity that does not parse failed decoding already
+            amounts[kind][name] = value
+            if value < 0:
+                causes.append(
+                    invalid(f"{field}.{kind}[{name}]", str(raw), "must be greater than or equal to 0")
+                )
+    for name, requested in amounts["requests"].items():
+        limit = amounts["limits"].get(name)
+        if limit is not None and requested > limit:
+            raw_limit = resources["limits"][name]
+            causes.append(
+                invalid(
+                    f"{field}.requests[{name}]",
+                    str(resources["requests"][name]),
+                    f"must be less than or equal to {name} limit of {raw_limit}",
+                )
+            )
     return causes
 
 

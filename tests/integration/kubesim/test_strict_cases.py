@@ -241,6 +241,27 @@ def wrong_types() -> Iterator[Case]:
             yield Case(f"{label} merge", "PATCH", status, frozenset((400,)), patch, MERGE, unchanged=res.item)
 
 
+QUANTITIES: tuple[tuple[str, dict[str, Any], int], ...] = (
+    ("cpu=lots", {"limits": {"cpu": "lots"}}, 400),  # ParseQuantity fails while decoding: 400
+    ("memory=1GB", {"requests": {"memory": "1GB"}}, 400),
+    ("cpu=1kk", {"limits": {"cpu": "1kk"}}, 400),
+    ("memory=true", {"limits": {"memory": True}}, 400),
+    ("cpu=-1", {"limits": {"cpu": "-1"}}, 422),  # decodes, fails validation: 422
+    ("requests over limits", {"limits": {"cpu": "1"}, "requests": {"cpu": "1500m"}}, 422),
+)
+
+
+def wrong_quantities() -> Iterator[Case]:
+    """Container resources in the pod templates of Deployments and Jobs, by every write verb."""
+    for res in RESOURCES[:2]:
+        for label, resources, code in QUANTITIES:
+            template = copy.deepcopy(res.valid["spec"]["template"])
+            template["spec"]["containers"][0]["resources"] = resources
+            obj = with_value(res.valid, ("spec", "template"), template)
+            name = f"{res.valid['kind']} resources {label}"
+            yield from _writes(res, name, obj, ("spec", "template"), template, code)
+
+
 def deep_nesting() -> Iterator[Case]:
     """Deeper than the store takes (orjson encodes 255 levels), or than Python recursion: 400, up front."""
     cases: list[Case] = []

@@ -16,6 +16,7 @@ from tests.integration.kubesim.test_strict_cases import (
     deep_nesting,
     dumps_case,
     with_value,
+    wrong_quantities,
     wrong_types,
 )
 
@@ -257,4 +258,4 @@ def bad_bodies() -> Iterator[Case]:
 
 
 def all_cases() -> list[Case]:
-    return [*wrong_types(), *deep_nesting(), *bad_queries(), *bad_bodies()]
+    return [*wrong_types(), *wrong_quantities(), *deep_nesting(), *bad_queries(), *bad_bodies()]
