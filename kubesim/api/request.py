@@ -21,6 +21,7 @@ from kubesim.codec.protobuf import ProtobufError
 from kubesim.resources.catalog import Registry
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
+from kubesim.validation.decode_types import decode_message
 from kubesim.validation.meta_types import meta_type_error
 from kubesim.validation.nesting import MAX_DEPTH
 
@@ -232,7 +233,9 @@ def check_meta_types(obj: JSON, kind: str) -> None:
         obj["metadata"] = meta = {}
     wrong = meta_type_error(meta, kind)
     if wrong:
-        raise errors.bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: json: {wrong}')
+        raise errors.bad_request(
+            f'{kind} in version "v1" cannot be handled as a {kind}: {decode_message(wrong)}'
+        )
 
 
 def check_kind(obj: JSON, rtype: ResourceType, allowed_kinds: tuple[str, ...] = ()) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from kubesim.schema import schemas
 from kubesim.schema.nodes import Node, ValueMemo, compiled
+from kubesim.validation.gotime import time_error
 from kubesim.validation.quantity import quantity_error
 
 JSON = dict[str, Any]
@@ -27,7 +28,7 @@ _SECTIONS = ValueMemo()  # a top-level section (a pod template's spec) arrives a
 class Facts:
     """What the decoder accepts at one schema node, computed once per node."""
 
-    __slots__ = ("allowed", "go_type", "int_range", "struct")
+    __slots__ = ("allowed", "date_time", "go_type", "int_range", "struct")
 
     def __init__(self, schema: JSON) -> None:
         self.allowed = _allowed_types(schema)  # empty: anything (free-form JSON, RawExtension)
@@ -36,6 +37,7 @@ class Facts:
             _INT_RANGES.get(str(fmt), _INT_RANGES["int64"]) if "integer" in self.allowed else None
         )
         self.go_type = _go_type(schema)
+        self.date_time = schema.get("format") == "date-time"
         self.struct = ""  # Go struct name of an object node, from its definition (set by the parent)
 
 
@@ -161,6 +163,8 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
             return _message(_go_value(value, kind), struct, path, _field_type(parent, key, info))
         if kind == "string" and "number" in allowed and _field_type(parent, key, info) == "resource.Quantity":
             return quantity_error(value)  # its own UnmarshalJSON: ParseQuantity's error, no "json: " prefix
+        if kind == "string" and info.date_time and _field_type(parent, key, info) == "v1.Time":
+            return time_error(value)  # metav1.Time's UnmarshalJSON: time.Parse's error
         if kind == "integer" and info.int_range is not None and "number" not in allowed:
             low, high = info.int_range
             if not low <= value <= high:

@@ -1,10 +1,13 @@
 """Wrongly typed ObjectMeta fields, found as Go's JSON decoder finds them (400 BadRequest with its
-`UnmarshalTypeError` text: the owning struct, then the field's JSON path without list indices). Written out
+`UnmarshalTypeError` text: the owning struct, then the field's JSON path without list indices; a time that
+does not parse gets time.Parse's text, as metav1.Time decodes itself). Written out
 by hand rather than walked from the schema: metadata differs on every write, so this is on the hot path."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kubesim.validation.gotime import time_error
 
 JSON = dict[str, Any]
 _STRINGS = {
@@ -66,6 +69,8 @@ def _entries(items: Any, path: str, struct: str, fields: dict[str, str], go_type
             wanted = fields.get(key)
             if wanted is not None and value is not None and not _fits(value, wanted):
                 return _error(value, struct, f"{path}.{key}", wanted)
+            if key == "time" and isinstance(value, str) and time_error(value):  # a managedFields entry's
+                return time_error(value)
     return None
 
 
@@ -79,8 +84,14 @@ def meta_type_error(meta: Any, kind: str) -> str | None:
             return _error(value, "ObjectMeta", f"metadata.{name}", go_type)
     for name in _TIMES:
         value = meta.get(name)
-        if value is not None and not isinstance(value, str):
-            return _error(value, "ObjectMeta", f"metadata.{name}", "string")
+        if value is not None:
+            found = (
+                time_error(value)
+                if isinstance(value, str)
+                else _error(value, "ObjectMeta", f"metadata.{name}", "string")
+            )
+            if found:
+                return found
     for name in ("labels", "annotations"):
         found = _string_map(meta.get(name), f"metadata.{name}")
         if found:

@@ -207,17 +207,22 @@ WRONG_METADATA: tuple[tuple[tuple[str, ...], Any], ...] = (
     (("metadata", "ownerReferences"), [{"apiVersion": "v1", "kind": "X", "name": "n", "uid": 5}]),
     (("metadata", "ownerReferences"), [{"apiVersion": "v1", "kind": "X", "name": "n", "controller": "yes"}]),
     (("metadata", "ownerReferences"), ["owner"]),
+    (("metadata", "creationTimestamp"), "yesterday"),  # metav1.Time decodes with time.Parse
+    (("metadata", "deletionTimestamp"), "2024-02-30T00:00:00Z"),
 )
 WRONG_STATUS: dict[str, tuple[tuple[tuple[str, ...], Any], ...]] = {
     "Deployment": (
         (("status", "replicas"), "3"),
         (("status", "replicas"), 2**31),
         (("status", "conditions"), "x"),
+        (("status", "conditions"), [{"type": "Available", "status": "True", "lastUpdateTime": "yesterday"}]),
     ),
     "Job": (
         (("status", "active"), "1"),
         (("status", "startTime"), 5),
         (("status", "uncountedTerminatedPods"), []),
+        (("status", "startTime"), "garbage"),
+        (("status", "completionTime"), "2024-13-01T00:00:00Z"),
     ),
 }
 
