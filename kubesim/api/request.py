@@ -16,6 +16,7 @@ from kubesim.api.params import parse_bool as parse_bool
 from kubesim.api.params import parse_int as parse_int
 from kubesim.api.params import query_bool as query_bool
 from kubesim.api.params import query_int as query_int
+from kubesim.api.yamlbody import BodyLoader
 from kubesim.codec import protobuf
 from kubesim.codec.protobuf import ProtobufError
 from kubesim.resources.catalog import Registry
@@ -131,52 +132,13 @@ _BRACKETS = re.compile(rb"[\[\]{}]")
 
 def flow_depth(body: bytes) -> int:
     """Deepest nesting of YAML flow collections (brackets inside strings count too: an upper bound)."""
-    if body.count(b"[") + body.count(b"{") <= _BoundedAliasLoader.max_depth:
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
         return 0
     depth = deepest = 0
     for match in _BRACKETS.finditer(body):
         depth += 1 if match.group() in (b"[", b"{") else -1
         deepest = max(deepest, depth)
     return deepest
-
-
-class _BoundedAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses documents whose aliases expand to a huge tree (a YAML "billion laughs" would
-    explode when serialised), as go-yaml refuses "excessive aliasing"."""
-
-    max_expanded_nodes = 1_000_000
-    max_depth = MAX_DEPTH
-    depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self.depth += 1
-        if self.depth > self.max_depth:
-            raise yaml.YAMLError("exceeded max depth")
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-    def get_single_data(self) -> Any:
-        node = self.get_single_node()
-        if node is None:
-            return None
-        sizes: dict[int, int] = {}
-
-        def expanded(current: yaml.Node) -> int:
-            known = sizes.get(id(current))
-            if known is None:
-                children: list[Any] = []
-                if isinstance(current, yaml.SequenceNode):
-                    children = current.value
-                elif isinstance(current, yaml.MappingNode):
-                    children = [n for pair in current.value for n in pair]
-                known = sizes[id(current)] = 1 + sum(expanded(child) for child in children)
-            return known
-
-        if expanded(node) > self.max_expanded_nodes:
-            raise yaml.YAMLError("document contains excessive aliasing")
-        return self.construct_document(node)
 
 
 def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
@@ -203,9 +165,9 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
             ) from None
     elif mtype in YAML_TYPES:
         try:
-            if flow_depth(body) > _BoundedAliasLoader.max_depth:
+            if flow_depth(body) > MAX_DEPTH:
                 raise yaml.YAMLError("exceeded max depth")  # before PyYAML's scanner slows down on it
-            obj = yaml.load(body, Loader=_BoundedAliasLoader)
+            obj = yaml.load(body, Loader=BodyLoader)
         except RecursionError:
             raise errors.bad_request(
                 f"the object provided is unrecognized (must be of type {kind}): yaml: exceeded max depth"

@@ -13,6 +13,7 @@ from tests.integration.kubesim.test_strict_cases import (
     RESOURCES,
     STRATEGIC,
     Case,
+    Resource,
     deep_nesting,
     dumps_case,
     with_value,
@@ -163,9 +164,31 @@ def _applied_gvk_variants(valid: dict[str, Any]) -> Iterator[tuple[str, dict[str
     yield "with managedFields", with_value(valid, ("metadata", "managedFields"), managed)
 
 
+YAML_TAILS = (  # after a valid head: what sigs.k8s.io/yaml cannot turn into JSON, or refuses
+    b"  labels:\n    ~: x\n",  # a null map key
+    b"  annotations:\n    a: .inf\n",  # a number JSON has not
+    b"  annotations:\n    a: !!python/object:os.system ls\n",  # a tag no safe loader constructs
+    b"  annotations:\n" + b"".join(b"  " * (i + 2) + b"a:\n" for i in range(250)) + b"  " * 252 + b"b\n",
+)
+
+
+def _yaml_cases(res: Resource, fresh: str) -> Iterator[Case]:
+    for i, tail in enumerate(YAML_TAILS):
+        head = f"apiVersion: {res.valid['apiVersion']}\nkind: {res.valid['kind']}\nmetadata:\n".encode()
+        for name, method, path, content_type, check in (
+            ("fresh", "POST", res.collection, "application/yaml", {"absent": fresh}),
+            (res.name, "PUT", res.item, "application/yaml", {"unchanged": res.item}),
+            (res.name, "PATCH", res.item + "?fieldManager=t&force=true", APPLY, {"unchanged": res.item}),
+        ):
+            body = head + f"  name: {name}\n".encode() + tail
+            label = f"YAML body {i} {method} {content_type}"
+            yield Case(label, method, path, frozenset((400,)), body, content_type, **check)
+
+
 def bad_bodies() -> Iterator[Case]:
     for res in RESOURCES:
         fresh = f"{res.collection}/fresh"
+        yield from _yaml_cases(res, fresh)
         for body in BAD_BODIES:
             yield Case(f"create {body[:20]!r}", "POST", res.collection, frozenset((400,)), body, absent=fresh)
             yield Case(f"update {body[:20]!r}", "PUT", res.item, frozenset((400,)), body, unchanged=res.item)
