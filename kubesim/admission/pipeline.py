@@ -71,7 +71,8 @@ class Write:
 
     async def read_object(self) -> JSON:
         body = await read_body(self.request, self.ctx.max_body_bytes)
-        obj = decode_object(body, self.request.headers.get("Content-Type", ""), self.rtype.kind)
+        content_type = self.request.headers.get("Content-Type", "")
+        obj = decode_object(body, content_type, self.rtype.kind, self.rtype.version)
         check_kind(obj, self.rtype)
         return obj
 

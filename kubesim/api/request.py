@@ -141,7 +141,7 @@ def flow_depth(body: bytes) -> int:
     return deepest
 
 
-def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
+def decode_object(body: bytes, content_type: str, kind: str, version: str = "v1") -> JSON:
     """JSON (also when the Content-Type is missing) or YAML → dict; 400 when undecodable, 415 otherwise."""
     mtype = media_type(content_type)
     if mtype in JSON_TYPES:
@@ -184,11 +184,11 @@ def decode_object(body: bytes, content_type: str, kind: str) -> JSON:
             f"the object provided is unrecognized (must be of type {kind}): "
             "couldn't get version/kind; json parse error: expected an object"
         )
-    check_meta_types(obj, kind)
+    check_meta_types(obj, kind, version)
     return obj
 
 
-def check_meta_types(obj: JSON, kind: str) -> None:
+def check_meta_types(obj: JSON, kind: str, version: str = "v1") -> None:
     """ObjectMeta fields with the wrong JSON type fail decoding (400), as Go's decoder does."""
     meta = obj.get("metadata", {})
     if meta is None:
@@ -196,7 +196,7 @@ def check_meta_types(obj: JSON, kind: str) -> None:
     wrong = meta_type_error(meta, kind)
     if wrong:
         raise errors.bad_request(
-            f'{kind} in version "v1" cannot be handled as a {kind}: {decode_message(wrong)}'
+            f'{kind} in version "{version}" cannot be handled as a {kind}: {decode_message(wrong)}'
         )
 
 

@@ -148,7 +148,7 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         patched
     ):  # a JSON patch can move or copy a subtree below itself, past what the store takes
         raise errors.bad_request(f"the patched object is too deep: exceeded max depth {MAX_DEPTH}")
-    check_meta_types(patched, rtype.kind)
+    check_meta_types(patched, rtype.kind, rtype.version)
     if sub in (None, "status"):
         # The patched document is decoded into the endpoint's type, as kube-apiserver does: a patch that
         # removed apiVersion/kind gets them back, one that changed them to another type is refused.
@@ -189,7 +189,7 @@ async def _apply(
                 }
             ],
         )
-    applied = decode_object(body, "application/yaml", rtype.kind)
+    applied = decode_object(body, "application/yaml", rtype.kind, rtype.version)
     sent = _sent_gvk(applied)
     if sent != (rtype.group, rtype.version, rtype.kind):  # upstream's versionCheckManager: no defaulting
         raise errors.bad_request(f"invalid object type: {sent[0]}/{sent[1]}, Kind={sent[2]}")
