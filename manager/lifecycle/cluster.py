@@ -7,6 +7,10 @@ registered, informers started; each controller later waits for its own informers
 reverse: controllers, then the lease is released, then informers and the event sender stop, then the client
 closes. Losing the lease requests an immediate, non-graceful shutdown with exit code 1.
 
+With leader election, the writes of the leader-only controllers and of the event sender pass the elector's
+fence (manager/leaderelection/__init__.py): it refuses them synchronously, right before they are sent,
+from the moment the lease may have expired — before the asynchronous shutdown gets to run.
+
 The client, informers, events and leader election are imported only when a controller needs them: a
 manager running only shell controllers never pays for importing kubernetes-asyncio at start.
 """
@@ -87,16 +91,25 @@ class Cluster:
         # over the one connection pool, so a busy controller cannot starve the event sender, the informers'
         # lists, the lease renewals or another controller.
         self.factory = InformerFactory(client.for_component("shared-informers"))
-        self.broadcaster = EventBroadcaster(client.for_component("event-broadcaster"))
+        self.broadcaster = EventBroadcaster(
+            client.for_component("event-broadcaster", write_gate=self._events_write_gate)
+        )
         self.controllers: list[Controller] = []
-        self.elector: LeaderElector | None = None
+        self.elector: LeaderElector | None = None  # set by install() before any controller is built
+
+    def _events_write_gate(self) -> None:
+        # Events come from standby controllers too: refused only once this replica led and may not any more.
+        if self.elector is not None:
+            self.elector.check_not_deposed()
 
     def context(self, info: ControllerInfo, base: BaseContext) -> ControllerContext:
+        fenced = self.elector is not None and getattr(info.cls, "need_leader_election", True)
+        gate = self.elector.check_leading if fenced and self.elector is not None else None
         return ControllerContext(
             settings=base.settings,
             health=base.health,
             logger=base.logger,
-            client=self.client.for_component(info.name),
+            client=self.client.for_component(info.name, write_gate=gate),
             informers=self.factory,
             events=self.broadcaster.recorder,
             stopping=base.stopping,
