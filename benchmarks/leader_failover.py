@@ -253,8 +253,8 @@ async def main(runs: int, lease: float, as_json: bool) -> None:
         results.append(result)
         if not as_json:
             print(
-                f"run {run + 1}: standby took over {result['takeover_seconds']:.2f}s and acted "
-                f"{result['acting_seconds']:.2f}s after the pause; old leader after resume: "
+                f"run {run + 1}: standby took over {result['takeover_seconds']:.3f}s and acted "
+                f"{result['acting_seconds']:.3f}s after the pause; old leader after resume: "
                 f"{result['old_leader_controller_writes_after_resume']} controller writes, "
                 f"{result['old_leader_lease_writes_after_resume']} lease writes, "
                 f"exit code {result['old_leader_exit_code']}",

@@ -95,7 +95,7 @@ class LeaseFence:
         if self._closes_at is None or self._closed_for is not None:
             return
         self._closed_for = reason
-        log.warning("leadership fence closed: no more writes", reason=reason)
+        log.info("leadership fence closed: no more writes", reason=reason)
 
     @property
     def deposed(self) -> bool:
