@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.kubelet.clock import Clock, Timer, as_clock
-from kubesim.kubelet.nodes import host_ip, node_name, node_object, pod_ip
+from kubesim.kubelet.nodes import host_ip, node_name, node_object, pod_ip, pod_ip_serial
 from kubesim.kubelet.pods import (
     KILLED_EXIT_CODE,
     UNSCHEDULABLE,
@@ -106,7 +106,15 @@ class Kubelet:
         ]
         for entry in self.store.entries("pods"):
             self._mark((entry.namespace, entry.name))
+            self._continue_ip_serial(entry.obj)
         self._task = asyncio.create_task(self._run(), name="kubesim-kubelet")
+
+    def _continue_ip_serial(self, pod: Obj) -> None:
+        """Pods restored from a data directory keep their IPs: new ones are numbered after them."""
+        node = pod.get("spec", {}).get("nodeName")
+        if node in self._ip_serial:
+            serial = pod_ip_serial(str(pod.get("status", {}).get("podIP", "")))
+            self._ip_serial[node] = max(self._ip_serial[node], serial)
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:

@@ -1,0 +1,157 @@
+"""kubesim with --data-dir, in process: a stopped and restarted server keeps every object (CRDs and custom
+resources included) with its UID and resourceVersion, continues the counter, lets watches resume from the
+saved history (410 below it), and its kubelet carries on with the pods it had."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from kubesim import KubeSim
+from tests.helpers import wait_for
+from tests.kubesim_api import Api
+
+CMS = "/api/v1/namespaces/default/configmaps"
+PODS = "/api/v1/namespaces/default/pods"
+WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
+
+
+def configmap(name: str, value: str = "v") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": value}}
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client:
+        yield client
+
+
+async def watch_lines(session: aiohttp.ClientSession, url: str, count: int) -> list[dict[str, Any]]:
+    """The first `count` events of a watch (or fewer if it ends first: timeoutSeconds bounds it)."""
+    events: list[dict[str, Any]] = []
+    async with session.get(url) as response:
+        assert response.status == 200
+        async for line in response.content:
+            events.append(orjson.loads(line))
+            if len(events) == count:
+                break
+    return events
+
+
+async def test_a_restart_keeps_objects_uids_and_revisions(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    async with KubeSim(kubelet=False, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        await api.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
+        await wait_for(_served(api, WIDGETS), message="widgets served")
+        widget = await api.ok(
+            "POST", WIDGETS, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        )
+        kept = await api.ok("POST", CMS, configmap("kept"))
+        changed = await api.ok("PUT", f"{CMS}/kept", {**kept, "data": {"k": "changed"}})
+        await api.ok("POST", CMS, configmap("gone"))
+        await api.ok("DELETE", f"{CMS}/gone")
+        lease = await api.ok(
+            "POST",
+            LEASES,
+            {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}},
+        )
+        last_rv = int((await api.ok("GET", CMS))["metadata"]["resourceVersion"])
+
+    async with KubeSim(kubelet=False, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        got = await api.ok("GET", f"{CMS}/kept")
+        assert got["metadata"]["uid"] == kept["metadata"]["uid"]
+        assert got["metadata"]["resourceVersion"] == changed["metadata"]["resourceVersion"]
+        assert got["data"] == {"k": "changed"}
+        assert await api.gone(f"{CMS}/gone")
+        assert (await api.ok("GET", f"{LEASES}/l"))["metadata"]["uid"] == lease["metadata"]["uid"]
+        restored = await api.ok("GET", f"{WIDGETS}/w")  # the CRD is served again without being re-created
+        assert restored["metadata"]["uid"] == widget["metadata"]["uid"]
+        fresh = await api.ok("POST", CMS, configmap("fresh"))
+        assert int(fresh["metadata"]["resourceVersion"]) == last_rv + 1  # a clean stop: no gap
+        namespaces = await api.ok("GET", "/api/v1/namespaces")
+        assert sorted(n["metadata"]["name"] for n in namespaces["items"]).count("default") == 1
+
+
+def _served(api: Api, path: str) -> Any:
+    async def check() -> bool | None:
+        status, _ = await api.call("GET", path)
+        return status == 200 or None
+
+    return check
+
+
+async def test_a_watch_resumes_across_a_restart_and_older_revisions_get_410(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    async with KubeSim(kubelet=False, history_size=5, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        first = await api.ok("POST", CMS, configmap("c0"))
+        for i in range(1, 8):
+            await api.ok("POST", CMS, configmap(f"c{i}"))
+        listed = await api.ok("GET", CMS)
+        resume_from = int(listed["metadata"]["resourceVersion"]) - 2  # two events back: still retained
+    async with KubeSim(kubelet=False, history_size=5, data_dir=tmp_path) as sim:
+        url = f"{sim.url}{CMS}?watch=1&timeoutSeconds=5&resourceVersion="
+        events = await watch_lines(session, url + str(resume_from), 2)
+        assert [e["type"] for e in events] == ["ADDED", "ADDED"]
+        assert [e["object"]["metadata"]["name"] for e in events] == ["c6", "c7"]
+        expired = await watch_lines(session, url + first["metadata"]["resourceVersion"], 1)
+        assert expired[0]["type"] == "ERROR" and expired[0]["object"]["code"] == 410
+
+
+async def test_the_kubelet_carries_on_with_restored_pods(tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    def pod(name: str, run_seconds: str | None) -> dict[str, Any]:
+        annotations = {} if run_seconds is None else {"kubesim.aiokcm.io/run-seconds": run_seconds}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+        }
+
+    async def phase(api: Api, name: str, wanted: str) -> dict[str, Any] | None:
+        got = await api.ok("GET", f"{PODS}/{name}")
+        return got if got.get("status", {}).get("phase") == wanted else None
+
+    async with KubeSim(nodes=1, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        await api.ok("POST", PODS, pod("done", "0"))
+        await api.ok("POST", PODS, pod("long", None))
+        done = await wait_for(lambda: phase(api, "done", "Succeeded"))
+        running = await wait_for(lambda: phase(api, "long", "Running"))
+        nodes = await api.ok("GET", "/api/v1/nodes")
+    async with KubeSim(nodes=1, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        assert (await api.ok("GET", "/api/v1/nodes"))["items"] == nodes["items"]  # same nodes, not re-made
+        assert await api.ok("GET", f"{PODS}/done") == done
+        await api.ok("POST", PODS, pod("new", None))
+        new = await wait_for(lambda: phase(api, "new", "Running"))
+        assert await api.ok("GET", f"{PODS}/long") == running  # still running, untouched
+        assert new["status"]["podIP"] != running["status"]["podIP"]  # IPs continue after the restored ones
