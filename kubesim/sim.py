@@ -102,6 +102,13 @@ class KubeSim:
         self.api: Any = None
 
     async def start(self) -> KubeSim:
+        try:
+            return await self._start()
+        except BaseException:
+            await self.stop()  # close what did start (the data directory first of all)
+            raise
+
+    async def _start(self) -> KubeSim:
         if self.data_dir is not None:
             self.journal = SqliteJournal.open(self.data_dir)  # ValueError: not a kubesim data directory
             self.journal.load(self.store)

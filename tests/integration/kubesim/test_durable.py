@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from kubesim import KubeSim
+from manager.cli.sandbox import apply_manifests
 from tests.helpers import wait_for
 from tests.kubesim_api import Api
 
@@ -155,3 +156,24 @@ async def test_the_kubelet_carries_on_with_restored_pods(tmp_path: Path, session
         new = await wait_for(lambda: phase(api, "new", "Running"))
         assert await api.ok("GET", f"{PODS}/long") == running  # still running, untouched
         assert new["status"]["podIP"] != running["status"]["podIP"]  # IPs continue after the restored ones
+
+
+async def test_the_samples_apply_again_over_a_kept_cluster(tmp_path: Path) -> None:
+    """`make run` twice: the second start finds the CRDs and samples there and applies them as kubectl would
+    (unchanged), and a manifest changed in between is applied onto the kept object."""
+    repo = Path(__file__).resolve().parents[3]
+    paths = [str(repo / "config/crd"), str(repo / "config/samples")]
+    data_dir = tmp_path / "cluster"
+    async with KubeSim(data_dir=data_dir) as sim:
+        assert await apply_manifests(sim.url, paths) > 0
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sample-settings}\ndata: {greeting: hello}\n"
+    )
+    async with KubeSim(data_dir=data_dir) as sim, aiohttp.ClientSession() as session:
+        assert await apply_manifests(sim.url, paths) == 0  # all there already: nothing created, no error
+        assert await apply_manifests(sim.url, [str(changed)]) == 1
+        changed.write_text(changed.read_text().replace("hello", "bonjour"))
+        assert await apply_manifests(sim.url, [str(changed)]) == 0
+        got = await Api(session, sim.url).ok("GET", f"{CMS}/sample-settings")
+        assert got["data"] == {"greeting": "bonjour"}
