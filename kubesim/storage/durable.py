@@ -17,9 +17,11 @@ and a store that was not closed cleanly continues from that ceiling.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import sqlite3
 from pathlib import Path
+from typing import IO
 
 from kubesim.storage.history import Retained
 from kubesim.storage.records import Entry, Subscription, WatchEvent
@@ -28,6 +30,7 @@ from kubesim.storage.store import Store
 log = logging.getLogger(__name__)
 
 DB_NAME = "kubesim.db"
+LOCK_NAME = "kubesim.lock"  # flock'ed while a kubesim uses the directory
 SCHEMA_VERSION = 1
 RESERVE = 10_000  # revisions handed out per saved ceiling
 _SCHEMA = """
@@ -48,9 +51,10 @@ class DataDirError(ValueError):
 
 
 class SqliteJournal:
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, lock: IO[bytes]) -> None:
         self.path = path
         self._conn = conn
+        self._lock = lock
         self._store: Store | None = None
         self._subscription: Subscription | None = None
         self._pending: list[WatchEvent] = []
@@ -65,6 +69,15 @@ class SqliteJournal:
         path = directory / DB_NAME
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            lock = (directory / LOCK_NAME).open("wb")
+        except OSError as exc:
+            raise DataDirError(f"{directory}: cannot use as a kubesim data directory ({exc})") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise DataDirError(f"{directory}: in use by another kubesim") from None
+        try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
@@ -74,12 +87,17 @@ class SqliteJournal:
                 conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             elif version != SCHEMA_VERSION:
                 conn.close()
-                raise DataDirError(f"{path}: kubesim data format {version}, this kubesim reads {SCHEMA_VERSION}")
-        except (OSError, sqlite3.DatabaseError) as exc:
+                raise DataDirError(
+                    f"{path}: kubesim data format {version}, this kubesim reads {SCHEMA_VERSION}"
+                )
+        except (OSError, sqlite3.DatabaseError, DataDirError) as exc:
+            lock.close()
+            if isinstance(exc, DataDirError):
+                raise
             raise DataDirError(f"{path}: not a kubesim data directory ({exc})") from None
-        return cls(conn, path)
+        return cls(conn, path, lock)
 
-    # ---- start-up -------------------------------------------------------------------------------------------
+    # ---- start-up ------------------------------------------------------------------------------------------
     def load(self, store: Store) -> int:
         """Restore the saved cluster into an empty store; returns how many objects were restored."""
         conn = self._conn
@@ -118,7 +136,7 @@ class SqliteJournal:
         store.journal = self
         self._subscription = store.subscribe(None, self._record)
 
-    # ---- saving ---------------------------------------------------------------------------------------------
+    # ---- saving --------------------------------------------------------------------------------------------
     def _record(self, event: WatchEvent) -> None:
         self._pending.append(event)
         if event.rv >= self._ceiling:
@@ -196,7 +214,7 @@ class SqliteJournal:
                 self._conn.execute("DELETE FROM events WHERE resource = ? AND rv <= ?", (resource, floor))
                 self._conn.execute("INSERT OR REPLACE INTO floors VALUES (?, ?)", (resource, floor))
 
-    # ---- what the store tells us beyond events --------------------------------------------------------------
+    # ---- what the store tells us beyond events -------------------------------------------------------------
     def dropped(self, resource: str) -> None:
         self.flush()
         with self._conn:
@@ -224,6 +242,7 @@ class SqliteJournal:
                 _set_meta(self._conn, "revision", self._store.resource_version)
                 _set_meta(self._conn, "clean", 1)
         self._conn.close()
+        self._lock.close()  # releases the flock
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> int | None:

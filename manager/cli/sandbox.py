@@ -5,8 +5,8 @@ This is the only manager module allowed to import kubesim (an import-linter cont
 the cluster in ``--sandbox-data-dir`` when given (so a restart continues where it stopped), and applies the
 YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real cluster would: like ``kubectl
 apply`` (server-side apply: created when missing, brought back to the manifest when it exists, unchanged when
-it already matches), so a second start over the same data directory applies cleanly. When kubesim cannot be imported the manager still starts and
-says what is missing.
+it already matches), so a second start over the same data directory applies cleanly. When kubesim cannot be
+imported the manager still starts and says what is missing.
 """
 
 from __future__ import annotations
@@ -76,7 +76,9 @@ class Sandbox:
         print(f"sandbox: kubesim serving at {sandbox.url}", flush=True)
         print(f"sandbox: kubeconfig written to {sandbox.kubeconfig}", flush=True)
         if settings.sandbox_data_dir:
-            print(f"sandbox: cluster kept in {settings.sandbox_data_dir} (delete it to start fresh)", flush=True)
+            print(
+                f"sandbox: cluster kept in {settings.sandbox_data_dir} (delete it to start fresh)", flush=True
+            )
         print(f"sandbox: try  kubectl --kubeconfig {sandbox.kubeconfig} get jobs,pods -A", flush=True)
         log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
         return sandbox

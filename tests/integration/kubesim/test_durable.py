@@ -13,10 +13,12 @@ import orjson
 import pytest
 
 from kubesim import KubeSim
+from kubesim.storage.durable import DataDirError
 from manager.cli.sandbox import apply_manifests
 from tests.helpers import wait_for
 from tests.kubesim_api import Api
 
+REPO = Path(__file__).resolve().parents[3]
 CMS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
 WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
@@ -34,7 +36,9 @@ CRD = {
                 "name": "v1",
                 "served": True,
                 "storage": True,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
             }
         ],
     },
@@ -127,7 +131,9 @@ async def test_a_watch_resumes_across_a_restart_and_older_revisions_get_410(
         assert expired[0]["type"] == "ERROR" and expired[0]["object"]["code"] == 410
 
 
-async def test_the_kubelet_carries_on_with_restored_pods(tmp_path: Path, session: aiohttp.ClientSession) -> None:
+async def test_the_kubelet_carries_on_with_restored_pods(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
     def pod(name: str, run_seconds: str | None) -> dict[str, Any]:
         annotations = {} if run_seconds is None else {"kubesim.aiokcm.io/run-seconds": run_seconds}
         return {
@@ -161,8 +167,7 @@ async def test_the_kubelet_carries_on_with_restored_pods(tmp_path: Path, session
 async def test_the_samples_apply_again_over_a_kept_cluster(tmp_path: Path) -> None:
     """`make run` twice: the second start finds the CRDs and samples there and applies them as kubectl would
     (unchanged), and a manifest changed in between is applied onto the kept object."""
-    repo = Path(__file__).resolve().parents[3]
-    paths = [str(repo / "config/crd"), str(repo / "config/samples")]
+    paths = [str(REPO / "config/crd"), str(REPO / "config/samples")]
     data_dir = tmp_path / "cluster"
     async with KubeSim(data_dir=data_dir) as sim:
         assert await apply_manifests(sim.url, paths) > 0
@@ -177,3 +182,11 @@ async def test_the_samples_apply_again_over_a_kept_cluster(tmp_path: Path) -> No
         assert await apply_manifests(sim.url, [str(changed)]) == 0
         got = await Api(session, sim.url).ok("GET", f"{CMS}/sample-settings")
         assert got["data"] == {"greeting": "bonjour"}
+
+
+async def test_a_data_dir_serves_one_kubesim_at_a_time(tmp_path: Path) -> None:
+    async with KubeSim(kubelet=False, data_dir=tmp_path):
+        with pytest.raises(DataDirError, match="in use by another kubesim"):
+            await KubeSim(kubelet=False, data_dir=tmp_path).start()
+    async with KubeSim(kubelet=False, data_dir=tmp_path) as sim:  # free again once the first one stopped
+        assert sim.journal is not None

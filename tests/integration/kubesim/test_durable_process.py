@@ -131,11 +131,14 @@ async def test_a_kubesim_stopped_by_sigterm_loses_nothing(tmp_path: Path) -> Non
 
 async def test_a_data_dir_that_is_not_a_kubesim_store_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "kubesim.db").write_bytes(b"this is not SQLite" * 100)
-    result = subprocess.run(
-        [sys.executable, "-m", "kubesim.cli", "--port", "0", "--data-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "kubesim.cli", "--port", "0", "--data-dir", str(tmp_path)),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
-    assert result.returncode == 1
-    assert result.stderr.startswith("kubesim: error: ") and "not a kubesim data directory" in result.stderr
+    async with asyncio.timeout(60):
+        _, stderr = await proc.communicate()
+    assert proc.returncode == 1
+    assert (
+        stderr.decode().startswith("kubesim: error: ") and "not a kubesim data directory" in stderr.decode()
+    )
