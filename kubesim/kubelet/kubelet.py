@@ -106,11 +106,13 @@ class Kubelet:
         ]
         for entry in self.store.entries("pods"):
             self._mark((entry.namespace, entry.name))
-            self._continue_ip_serial(entry.obj)
+            self._take_over(entry.obj)
         self._task = asyncio.create_task(self._run(), name="kubesim-kubelet")
 
-    def _continue_ip_serial(self, pod: Obj) -> None:
-        """Pods restored from a data directory keep their IPs: new ones are numbered after them."""
+    def _take_over(self, pod: Obj) -> None:
+        """A pod already stored at start (restored from a data directory): new pod IPs are numbered after
+        its IP, and its finished attempts count for `fail-attempts`."""
+        self._ledger.count_restored(pod)
         node = pod.get("spec", {}).get("nodeName")
         if node in self._ip_serial:
             serial = pod_ip_serial(str(pod.get("status", {}).get("podIP", "")))

@@ -190,3 +190,38 @@ async def test_a_data_dir_serves_one_kubesim_at_a_time(tmp_path: Path) -> None:
             await KubeSim(kubelet=False, data_dir=tmp_path).start()
     async with KubeSim(kubelet=False, data_dir=tmp_path) as sim:  # free again once the first one stopped
         assert sim.journal is not None
+
+
+async def test_fail_attempts_count_the_attempts_made_before_a_restart(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    """`fail-attempts: 1`: the owner's first pod fails, and its second succeeds although it runs on the
+    restarted kubesim, which counted the first attempt from the stored pod."""
+    owner = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": "j",
+        "uid": "6f1c3d2e-5a4b-4c3d-9e8f-7a6b5c4d3e2f",
+    }
+
+    def attempt(name: str) -> dict[str, Any]:
+        annotations = {"kubesim.aiokcm.io/run-seconds": "0", "kubesim.aiokcm.io/fail-attempts": "1"}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "annotations": annotations, "ownerReferences": [owner]},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+        }
+
+    async def finished(api: Api, name: str) -> str | None:
+        phase = (await api.ok("GET", f"{PODS}/{name}")).get("status", {}).get("phase")
+        return phase if phase in ("Succeeded", "Failed") else None
+
+    async with KubeSim(nodes=1, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        await api.ok("POST", PODS, attempt("first"))
+        assert await wait_for(lambda: finished(api, "first")) == "Failed"
+    async with KubeSim(nodes=1, data_dir=tmp_path) as sim:
+        api = Api(session, sim.url)
+        await api.ok("POST", PODS, attempt("second"))
+        assert await wait_for(lambda: finished(api, "second")) == "Succeeded"
