@@ -179,6 +179,21 @@ class SqliteJournal:
             else:
                 rows.append((entry.rv, resource, event.type, entry.data, old.rv, old.data))
             touched.add(resource)
+        try:
+            self._save(events, upserts, deletes, rows, touched)
+        except sqlite3.Error:  # a full disk, a removed directory: say so, keep serving from memory
+            log.exception("kubesim could not save %d changes to %s", len(events), self.path)
+            return
+        self.commits += 1
+
+    def _save(
+        self,
+        events: list[WatchEvent],
+        upserts: list[tuple[str, str, str, int, bytes]],
+        deletes: list[tuple[str, str, str]],
+        rows: list[tuple[int, str, str, bytes, int, bytes | None]],
+        touched: set[str],
+    ) -> None:
         conn = self._conn
         with conn:
             conn.execute("BEGIN")
@@ -191,7 +206,6 @@ class SqliteJournal:
             conn.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
             self._trim(touched)
             _set_meta(conn, "revision", events[-1].rv)
-        self.commits += 1
 
     def _replay_in_order(self, events: list[WatchEvent]) -> None:
         for event in events:
