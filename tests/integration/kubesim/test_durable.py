@@ -14,7 +14,8 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.storage.durable import DataDirError
-from manager.cli.sandbox import apply_manifests
+from manager.cli.sandbox import Sandbox, SandboxUnavailable, apply_manifests
+from manager.config.settings import Settings
 from tests.helpers import wait_for
 from tests.kubesim_api import Api
 
@@ -225,3 +226,22 @@ async def test_fail_attempts_count_the_attempts_made_before_a_restart(
         api = Api(session, sim.url)
         await api.ok("POST", PODS, attempt("second"))
         assert await wait_for(lambda: finished(api, "second")) == "Succeeded"
+
+
+async def test_the_sandbox_keeps_its_cluster_in_sandbox_data_dir(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    settings = Settings(sandbox=True, sandbox_data_dir=str(tmp_path / "cluster"))
+    sandbox = await Sandbox.start(settings, kubeconfig=tmp_path / "kubeconfig")
+    try:
+        kept = await Api(session, sandbox.url).ok("POST", CMS, configmap("kept"))
+    finally:
+        await sandbox.stop()
+    sandbox = await Sandbox.start(settings, kubeconfig=tmp_path / "kubeconfig")
+    try:
+        assert await Api(session, sandbox.url).ok("GET", f"{CMS}/kept") == kept
+    finally:
+        await sandbox.stop()
+    (tmp_path / "cluster" / "kubesim.db").write_bytes(b"not a database" * 100)
+    with pytest.raises(SandboxUnavailable, match=r"--sandbox-data-dir: .*not a kubesim data directory"):
+        await Sandbox.start(settings, kubeconfig=tmp_path / "kubeconfig")
