@@ -2,23 +2,32 @@
 store, in the same run: the server in a subprocess pinned to one core, the load generator on another.
 
     .venv/bin/python benchmarks/kubesim_durable.py [--creates 6000] [--rounds 3] [--concurrency 32]
+    .venv/bin/python benchmarks/kubesim_durable.py --history-memory [--updates 10000]
 
 Each round starts a fresh in-memory server and a fresh durable one (a new temporary data directory) and times
 the same creates against each; the medians of the rounds are printed with the machine's load average.
 Target (issue 17): durable within 1.5x of in-memory, and >= 3,000 creates/s.
+
+`--history-memory` measures (tracemalloc) what the watch history holds per retained event after `--updates`
+status updates of 100 running pods (each one as the simulated kubelet wrote it); target: at most 4 KB.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
+import orjson
 from kubesim_throughput import CMS, PODS, configmap, cpu_seconds, create_many, pod
 
 SERVER = """
@@ -76,12 +85,71 @@ def one_server(core: int, data_dir: str, creates: int, concurrency: int) -> dict
         proc.wait(timeout=30)
 
 
+async def running_pod() -> dict[str, Any]:
+    """A Job's pod as stored once the simulated kubelet runs it (created over HTTP: managedFields and all)."""
+    import aiohttp
+
+    from kubesim import KubeSim
+
+    body = orjson.loads(pod("p"))
+    body["metadata"]["labels"] |= {"batch.kubernetes.io/job-name": "j", "job-name": "j"}
+    body["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "0f0e0d0c-0b0a-4908-8706-050403020100"}
+    ]
+    async with KubeSim(nodes=1) as sim, aiohttp.ClientSession() as session:
+        async with session.post(
+            f"{sim.url}{PODS}?fieldManager=kube-controller-manager", json=body
+        ) as response:
+            assert response.status == 201, await response.text()
+        for _ in range(500):
+            entry = sim.store.entry("pods", "default", "p")
+            if entry is not None and entry.obj.get("status", {}).get("phase") == "Running":
+                return dict(orjson.loads(entry.data))
+            await asyncio.sleep(0.01)
+    raise SystemExit("the pod did not start")
+
+
+def history_memory(updates: int) -> None:
+    from kubesim.storage.store import Store
+
+    template = asyncio.run(running_pod())
+    store = Store(history_size=updates)
+    for i in range(100):
+        obj = orjson.loads(orjson.dumps(template))
+        obj["metadata"] = {**obj["metadata"], "name": f"p{i}", "resourceVersion": None}
+        del obj["metadata"]["resourceVersion"], obj["metadata"]["uid"]
+        store.create("pods", obj)
+    tracemalloc.start()
+    started = time.perf_counter()
+    for n in range(updates):
+        current = store.get("pods", "default", f"p{n % 100}")
+        assert current is not None
+        current["metadata"].setdefault("annotations", {})["seq"] = str(n)
+        store.update("pods", current)
+    elapsed = time.perf_counter() - started
+    retained = len(store.events_since("pods", store.floor("pods")))
+    gc.collect()
+    with_history = tracemalloc.get_traced_memory()[0]
+    store.compact()
+    gc.collect()
+    per_event = (with_history - tracemalloc.get_traced_memory()[0]) / retained
+    tracemalloc.stop()
+    size = len(orjson.dumps(template))
+    print(f"{updates:,} updates of 100 running pods ({size:,} bytes of JSON each) in {elapsed:.1f}s (traced)")
+    print(f"watch history: {retained:,} events retained, {per_event:,.0f} bytes per retained event")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--creates", type=int, default=6000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--history-memory", action="store_true", help="bytes per retained watch event")
+    parser.add_argument("--updates", type=int, default=10000)
     args = parser.parse_args()
+    if args.history_memory:
+        history_memory(args.updates)
+        return
     cores = sorted(os.sched_getaffinity(0))
     server_core = cores[0]
     if len(cores) > 1:
