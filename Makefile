@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test quick lint unit integration bench clean
+.PHONY: help run run-fresh test quick lint unit integration bench clean
 
 ## make help: list the targets.
 help:
@@ -24,8 +24,15 @@ $(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
 
 ## make run: start the manager against an embedded kubesim cluster, with the CRDs of config/crd and the sample
 ##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--port 0").
+##   The cluster is kept in .sandbox/ and the next `make run` continues it.
 run: $(STAMP)
-	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/crd,config/samples --controllers='*,pipeline' $(ARGS)
+	$(VENV)/bin/aiokcm --sandbox --sandbox-data-dir .sandbox --sandbox-apply config/crd,config/samples \
+		--controllers='*,pipeline' $(ARGS)
+
+## make run-fresh: forget the kept sandbox cluster (.sandbox/kubesim.db), then `make run`.
+run-fresh:
+	rm -f .sandbox/kubesim.db .sandbox/kubesim.db-wal .sandbox/kubesim.db-shm
+	$(MAKE) run
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
 ##   example operator in examples/greeting-operator (its own pytest configuration, as installed).

@@ -122,6 +122,11 @@ class Settings(BaseSettings):
     sandbox_apply: CommaList = Field(
         [], description="YAML files or directories applied into the sandbox at start (repeatable)."
     )
+    sandbox_data_dir: str | None = Field(
+        None,
+        description="Keep the sandbox cluster in this directory and continue from it on the next start; "
+        "default: in memory, gone at exit.",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
