@@ -204,16 +204,14 @@ def chart_rules(controllers: Sequence[ControllerRbac], command: str) -> str:
 def rbac_manifests(
     rules: Iterable[PolicyRule],
     *,
+    controller: str,
     name: str = "aiokcm",
     namespace: str = "kube-system",
 ) -> str:
-    """One controller project's ClusterRole (its rules merged) and the leader-election Role, as one YAML
-    string: the compact form `aiokcm new` scaffolds into a project's config/rbac/role.yaml."""
-    documents = [
-        _role("ClusterRole", name, rules),
-        _role("Role", f"{name}-leader-election", leader_election_rules(name), namespace),
-    ]
-    return dump(documents)
+    """What `aiokcm rbac --controllers <controller>` prints with default flags, for one controller's
+    `rules`: the form `aiokcm new` writes into a project's config/rbac/role.yaml."""
+    identity = Identity(prefix=name, service_account=name, namespace=namespace, lease_namespace=namespace)
+    return dump(rbac_documents([ControllerRbac(controller, tuple(rules))], identity))
 
 
 # `aiokcm rbac`'s own options (the rest are the manager's flags: --controllers, --leader-elect-resource-*).

@@ -183,7 +183,7 @@ def test_bad_values_fail_the_schema_and_the_install(values: dict[str, Any], wher
 
 def test_several_replicas_without_leader_election_are_refused() -> None:
     with pytest.raises(
-        helm_python.HelmRenderError, match="leaderElection.enabled=false with replicaCount > 1"
+        helm_python.HelmRenderError, match=r"leaderElection\.enabled=false with replicaCount > 1"
     ):
         render({"leaderElection": {"enabled": False}})
     single = manifests({"leaderElection": {"enabled": False}, "replicaCount": 1})
