@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test quick lint unit integration bench clean
+.PHONY: help run test quick lint unit integration bench clean manifests
 
 ## make help: list the targets.
 help:
@@ -26,6 +26,12 @@ $(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
 ##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--port 0").
 run: $(STAMP)
 	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/crd,config/samples --controllers='*,pipeline' $(ARGS)
+
+## make manifests: regenerate the RBAC from the controllers' `rbac` declarations: config/rbac (kustomize) and
+##   charts/aiokcm/files/rbac.yaml (the chart's per-controller rules); tests/chart fails when they drift.
+manifests: $(STAMP)
+	$(VENV)/bin/aiokcm rbac --output-dir=config/rbac --controllers '*' --leader-elect-resource-namespace system
+	$(VENV)/bin/aiokcm rbac --chart --controllers '*,pipeline' > charts/aiokcm/files/rbac.yaml
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
 ##   example operator in examples/greeting-operator (its own pytest configuration, as installed).

@@ -195,3 +195,9 @@ def test_the_charts_crds_are_the_generated_ones() -> None:
     root = Path(__file__).resolve().parents[2]
     for crd in (CHART / "crds").iterdir():
         assert crd.read_text() == (root / "config/crd" / crd.name).read_text(), crd.name
+
+
+def test_helm_lint_finds_no_warning_or_error() -> None:
+    report = helm_python.lint(str(CHART))
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []  # 1 is INFO (e.g. "icon is recommended")
