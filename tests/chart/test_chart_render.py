@@ -200,4 +200,4 @@ def test_the_charts_crds_are_the_generated_ones() -> None:
 def test_helm_lint_finds_no_warning_or_error() -> None:
     report = helm_python.lint(str(CHART))
     assert report["errors"] == []
-    assert [m for m in report["messages"] if m["severity"] >= 2] == []  # 1 is INFO (e.g. "icon is recommended")
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []  # 1 is INFO ("icon is recommended")
