@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run run-fresh test quick lint unit integration bench clean
+.PHONY: help run run-fresh test quick lint unit integration bench clean manifests
 
 ## make help: list the targets.
 help:
@@ -33,6 +33,12 @@ run: $(STAMP)
 run-fresh:
 	rm -f .sandbox/kubesim.db .sandbox/kubesim.db-wal .sandbox/kubesim.db-shm
 	$(MAKE) run
+
+## make manifests: regenerate the RBAC from the controllers' `rbac` declarations: config/rbac (kustomize) and
+##   charts/aiokcm/files/rbac.yaml (the chart's per-controller rules); tests/chart fails when they drift.
+manifests: $(STAMP)
+	$(VENV)/bin/aiokcm rbac --output-dir=config/rbac --controllers '*' --leader-elect-resource-namespace system
+	$(VENV)/bin/aiokcm rbac --chart --controllers '*,pipeline' > charts/aiokcm/files/rbac.yaml
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
 ##   example operator in examples/greeting-operator (its own pytest configuration, as installed).
