@@ -29,7 +29,7 @@ import structlog
 
 from manager.apimachinery.objects import Obj
 from manager.apimachinery.resources import GroupVersionResource
-from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
+from manager.client.errors import ApiError, NotFound, TooManyRequests, error_from_status, is_expired
 from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
 from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, is_blank, span_bytes
@@ -121,6 +121,7 @@ class Reflector:
         self.last_activity: float | None = None
         self.failing_since: float | None = None
         self.last_error: str | None = None
+        self.resource_missing = False  # the last list/watch got a 404: the resource is not served
         self.lists = 0
         self.expired = 0
         self.watches = 0
@@ -158,12 +159,14 @@ class Reflector:
         if self.failing_since is None:
             self.failing_since = now
         self.last_error = f"{type(exc).__name__}: {exc}"
+        self.resource_missing = isinstance(exc, NotFound)
         metrics.ERRORS.labels(*self._labels).inc()
         log.warning("list/watch failed", resource=self.name, error=self.last_error)
 
     def _record_success(self) -> None:
         self.failing_since = None
         self.last_error = None
+        self.resource_missing = False
         self.last_activity = self._clock()
 
     # ------------------------------------------------------------------ list
