@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -78,7 +78,7 @@ def test_sandbox_without_the_extra_says_how_to_install_it(
     assert "pip install 'aiokcm[sandbox]'" in done.stderr.strip().splitlines()[-1]
 
 
-def test_the_virtualenv_is_small(root: Path, record_property: pytest.RecordProperty) -> None:
+def test_the_virtualenv_is_small(root: Path, record_property: Callable[[str, object], None]) -> None:
     venv = host_path(root, "/opt/aiokcm")
     size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
     megabytes = size / 1e6
