@@ -40,6 +40,6 @@ def test_kubesim_and_its_dependencies_are_not_in_the_production_install() -> Non
 def test_the_kubesim_distribution_carries_kubesim_its_command_and_its_pytest_plugin() -> None:
     kubesim = project("packaging/kubesim/pyproject.toml")
     assert kubesim["tool"]["setuptools"]["packages"]["find"] == {"where": ["../.."], "include": ["kubesim*"]}
-    assert KUBESIM_ONLY <= names(kubesim["project"]["dependencies"])
+    assert names(kubesim["project"]["dependencies"]) >= KUBESIM_ONLY
     assert kubesim["project"]["scripts"] == {"kubesim": "kubesim.cli:main"}
     assert kubesim["project"]["entry-points"]["pytest11"] == {"kubesim": "kubesim.pytest_plugin"}
