@@ -237,26 +237,28 @@ def test_kustomize_renders_the_dashboard_configmap() -> None:
     assert json.loads(configmap["data"]["aiokcm.json"]) == json.loads(DASHBOARD.read_text())
 
 
-@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed on this machine")
-def test_helm_renders_the_dashboard_configmap_when_enabled() -> None:
-    def render(*sets: str) -> list[dict[str, Any]]:
-        args = [f"--set={s}" for s in sets]
-        out = subprocess.run(
-            ["helm", "template", "r", str(ROOT / "charts/aiokcm"), *args],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+def test_helm_renders_the_dashboard_configmap_only_when_enabled() -> None:
+    helm_python = pytest.importorskip("helm_python")  # the test extra installs it on linux x86_64
+    from tests.chart.render import manifests
+
+    def dashboards(values: dict[str, Any]) -> list[dict[str, Any]]:
         return [
             d
-            for d in yaml.safe_load_all(out)
-            if d and d["kind"] == "ConfigMap" and "dashboard" in d["metadata"]["name"]
+            for d in manifests(values)
+            if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-dashboard")
         ]
 
-    assert render() == []
-    (configmap,) = render(
-        "dashboard.enabled=true", "dashboard.label=my_dashboards", "dashboard.namespace=grafana"
-    )
-    assert configmap["metadata"]["labels"]["my_dashboards"] == "1"
+    assert dashboards({}) == []
+    enabled = {"enabled": True, "namespace": "grafana", "annotations": {"grafana_folder": "Kubernetes"}}
+    (configmap,) = dashboards({"dashboard": enabled})
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert configmap["metadata"]["namespace"] == "grafana"
+    assert configmap["metadata"]["annotations"] == {"grafana_folder": "Kubernetes"}
     assert json.loads(configmap["data"]["aiokcm.json"]) == json.loads(DASHBOARD.read_text())
+    (relabelled,) = dashboards(
+        {"dashboard": {"enabled": True, "label": "my_dashboards", "labelValue": "yes"}}
+    )
+    assert relabelled["metadata"]["labels"]["my_dashboards"] == "yes"
+    assert "grafana_dashboard" not in relabelled["metadata"]["labels"]
+    with pytest.raises(helm_python.HelmError, match="lable"):
+        dashboards({"dashboard": {"enabled": True, "lable": "typo"}})
