@@ -2,11 +2,11 @@
 
 A watch asks for bookmarks (`allowWatchBookmarks`) and a server-side timeout (`timeoutSeconds`), so a live
 stream carries at least one line every bookmark interval (kube-apiserver's watch cache sends one about every
-minute; kubesim every 10 s by default) and ends by itself at the timeout. Silence longer than the smaller of
-the two plus a margin means the connection is gone without a FIN or RST (a frozen API server, a dropped
-NAT or load-balancer entry): the reflector drops the stream and watches again from its last
-resourceVersion. The opening of the watch counts too: a server that accepts the connection but never sends
-the response headers is as dead.
+minute; kubesim every 10 s by default) and ends by itself at the timeout. Silence longer than the idle
+timeout (the bookmark interval plus a margin), or than the timeout plus a margin, means the connection is
+gone without a FIN or RST (a frozen API server, a dropped NAT or load-balancer entry): the reflector drops
+the stream and watches again from its last resourceVersion. The opening of the watch counts too: a server
+that accepts the connection but never sends the response headers is as dead.
 
 The watchdog runs beside the stream and reads the time of the last read the reflector records anyway, so
 the hot path pays nothing per read. Clock and sleep are injectable for tests.
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 Sleep = Callable[[float], Awaitable[None]]
 
-BOOKMARK_INTERVAL = 60.0
-MARGIN = 15.0
+IDLE_TIMEOUT = 75.0  # kube-apiserver's watch cache bookmarks about every minute, plus a margin
+MARGIN = 15.0  # after the server's own timeoutSeconds
 
 
 class SilentWatchError(TimeoutError):
@@ -32,24 +32,21 @@ class SilentWatchError(TimeoutError):
 
 @dataclass(frozen=True)
 class ReadDeadline:
-    """How long a watch may stay silent: `bookmark_interval` (None: the server sends no bookmarks) or the
-    server timeout, whichever is shorter, plus `margin`."""
+    """How long a watch may stay silent: `idle_timeout` (above the server's bookmark interval), or the
+    watch's `timeoutSeconds` plus `margin` when that is shorter (the server ends the stream by then)."""
 
-    bookmark_interval: float | None = BOOKMARK_INTERVAL
+    idle_timeout: float = IDLE_TIMEOUT
     margin: float = MARGIN
 
     def __post_init__(self) -> None:
-        if self.bookmark_interval is not None and self.bookmark_interval <= 0:
-            raise ValueError(f"bookmark interval must be positive, got {self.bookmark_interval}")
-        if self.margin < 0:
+        if not self.idle_timeout > 0:
+            raise ValueError(f"watch idle timeout must be positive, got {self.idle_timeout}")
+        if not self.margin >= 0:
             raise ValueError(f"read deadline margin must not be negative, got {self.margin}")
 
     def limit(self, timeout_seconds: float) -> float:
         """Seconds of silence after which a watch opened with this `timeoutSeconds` is dead."""
-        expected = timeout_seconds
-        if self.bookmark_interval is not None:
-            expected = min(expected, self.bookmark_interval)
-        return expected + self.margin
+        return min(self.idle_timeout, timeout_seconds + self.margin)
 
 
 async def wait_for_silence(

@@ -80,13 +80,17 @@ class Cluster:
     def __init__(self, manager: Manager, client: ApiClient) -> None:
         from manager.events import EventBroadcaster
         from manager.informers import InformerFactory
+        from manager.informers.deadline import ReadDeadline
 
         self.manager = manager
         self.client = client
         # As kube-controller-manager's client builder: every component its own rate limiter and user agent
         # over the one connection pool, so a busy controller cannot starve the event sender, the informers'
         # lists, the lease renewals or another controller.
-        self.factory = InformerFactory(client.for_component("shared-informers"))
+        self.factory = InformerFactory(
+            client.for_component("shared-informers"),
+            deadline=ReadDeadline(manager.settings.watch_idle_timeout),
+        )
         self.broadcaster = EventBroadcaster(client.for_component("event-broadcaster"))
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
@@ -116,6 +120,7 @@ async def install(manager: Manager) -> None:
         return
     from manager.client.rest import ApiClient
     from manager.leaderelection import LeaderElectionRunnable, LeaderElector
+    from manager.lifecycle.apiprobe import install_probe
 
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
@@ -125,7 +130,8 @@ async def install(manager: Manager) -> None:
     manager.context_factory = cluster.context
     caches = CachesRunnable(cluster.factory, cluster.broadcaster, cluster.controllers)
     manager.add_runnable(Group.CACHES, caches)
-    manager.health.add("informers", cluster.factory.readiness_check, livez=False)
+    manager.health.add("informers", cluster.factory.readiness_check, livez=False, show_reason=True)
+    install_probe(manager, client, cluster.factory.retry_now)
     if settings.leader_elect:
         cluster.elector = LeaderElector(
             client.for_component("leader-election"),
