@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from manager.events import EventBroadcaster
     from manager.informers import InformerFactory
     from manager.leaderelection import LeaderElector
+    from manager.lifecycle.apiprobe import ApiServerProbe
     from manager.lifecycle.descriptor import ControllerInfo
     from manager.lifecycle.manager import BaseContext, Manager
 
@@ -94,6 +95,7 @@ class Cluster:
         self.broadcaster = EventBroadcaster(client.for_component("event-broadcaster"))
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
+        self.probe: ApiServerProbe | None = None
 
     def context(self, info: ControllerInfo, base: BaseContext) -> ControllerContext:
         return ControllerContext(
@@ -131,7 +133,7 @@ async def install(manager: Manager) -> None:
     caches = CachesRunnable(cluster.factory, cluster.broadcaster, cluster.controllers)
     manager.add_runnable(Group.CACHES, caches)
     manager.health.add("informers", cluster.factory.readiness_check, livez=False, show_reason=True)
-    install_probe(manager, client, cluster.factory.retry_now)
+    cluster.probe = install_probe(manager, client, cluster.factory.retry_now)
     if settings.leader_elect:
         cluster.elector = LeaderElector(
             client.for_component("leader-election"),
