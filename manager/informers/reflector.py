@@ -289,7 +289,8 @@ class Reflector:
                 await self._back_off()
                 continue
             except SilentWatchError as exc:
-                self._record_error(exc)  # then reopened at once from the last RV
+                self._record_error(exc)  # a failure of its own (not a "very short watch"): reopen at once
+                continue
             except NewHistory as exc:
                 report(self.name, exc.last, exc.current, "watch")
                 self._last_sync_unavailable = True  # list with a consistent read, not from the old RV
