@@ -4,6 +4,7 @@ clock for the backoff, a sleep that never ends by itself: only a wake-up ends a 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import pytest
 
@@ -22,6 +23,9 @@ class EndlessSleep:
 
     def __init__(self) -> None:
         self.delays: list[float] = []
+
+    def waited(self, times: int) -> bool:
+        return len(self.delays) == times
 
     async def __call__(self, delay: float) -> None:
         self.delays.append(delay)
@@ -86,8 +90,8 @@ async def test_the_reflector_retries_at_once_when_woken_and_its_backoff_keeps_gr
     monkeypatch.setattr(reflector, "list_and_watch", refused)
     running = asyncio.create_task(reflector.run())
     try:
-        for woken in range(3):
-            await wait_for(lambda: len(sleep.delays) == woken + 1, message="waiting out the backoff")
+        for waits in (1, 2, 3):
+            await wait_for(functools.partial(sleep.waited, waits), message="waiting out the backoff")
             now[0] += 1.0  # a second later the probe sees the server answer again
             signal.wake()
         await wait_for(lambda: len(attempts) == 4, message="a retry per wake-up")
