@@ -9,8 +9,9 @@ Semantics (client-go `tools/cache/reflector.go`):
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
 - watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
-  a stream silent for longer than its read deadline (`deadline`: bookmark interval or timeout, plus a
-  margin) is dead: it counts as a failure and is reopened at once from the last RV;
+  a stream silent for longer than its read deadline (`deadline`: an idle timeout above the server's bookmark
+  interval, or the timeout plus a margin) is dead: it counts as a failure and is reopened at once from the
+  last RV;
   a stream that ends normally is reopened at once from the last RV; 429 backs off and re-watches; 410, a
   refused connection (the server may be back with a new history) and other errors end the cycle: back off,
   then relist; a bookmark or a list below the synced RV is a new history (`history`): relist at RV "";
@@ -136,7 +137,7 @@ class Reflector:
     async def _back_off(self) -> None:
         """Wait the backoff's next delay, or less if the API server is seen answering again."""
         if await self.wakeup.sleep(self.backoff.next_delay(), self._sleep):
-            log.info("API server answers again: retrying now", resource=self.name)
+            log.debug("API server answers again: retrying now", resource=self.name)
 
     async def list_and_watch(self) -> None:
         stream: WatchStream | None = None
