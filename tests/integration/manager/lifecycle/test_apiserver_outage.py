@@ -2,7 +2,8 @@
 
 Frozen (SIGSTOP: connections are accepted, nothing is answered) and stopped (the port refuses), the
 `apiserver` readiness check fails with its reason in `/readyz?verbose`; once the server answers again
-(SIGCONT, or a new kubesim on the same port with an empty store) readiness is back and the ReplicaSet
+(SIGCONT, or a kubesim restarted on the same port and data directory, as a kube-apiserver restarts over
+its etcd) readiness is back and the ReplicaSet
 controller creates the pods of a new ReplicaSet within 5 s, even when the reflectors' backoff is 30 s.
 The manager runs without leader election: an outage longer than the renew deadline ends the leader's
 process by design (as kube-controller-manager's), which is not what these tests are about.
@@ -17,6 +18,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,10 +49,11 @@ class KubesimProcess:
         self.process: asyncio.subprocess.Process | None = None
         self.url = ""
 
-    async def start(self, port: int = 0) -> str:
+    async def start(self, port: int = 0, data_dir: Path | None = None) -> str:
+        durable = ("--data-dir", str(data_dir)) if data_dir is not None else ()
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
-            *("-m", "kubesim.cli", "--port", str(port), "--nodes", "0", "--no-kubelet"),
+            *("-m", "kubesim.cli", "--port", str(port), "--nodes", "0", "--no-kubelet", *durable),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
         )
@@ -158,7 +161,9 @@ async def test_a_frozen_api_server_fails_readiness_and_the_manager_acts_soon_aft
             await client.close()
 
 
-async def test_a_restarted_api_server_ends_a_long_backoff_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_restarted_api_server_ends_a_long_backoff_at_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import manager.informers
     from manager.informers import Backoff
 
@@ -169,7 +174,7 @@ async def test_a_restarted_api_server_ends_a_long_backoff_at_once(monkeypatch: p
         functools.partial(manager.informers.InformerFactory, backoff=Backoff(initial=30.0, jitter=0.0)),
     )
     async with kubesim_process() as sim, kubesim_process() as restarted:
-        url = await sim.start()
+        url = await sim.start(data_dir=tmp_path)
         client = await create_client(master=url, qps=0, max_retries=0)
         try:
             async with run_manager(url, ReplicaSetController, flags=PROBE_FLAGS) as running:
@@ -184,13 +189,11 @@ async def test_a_restarted_api_server_ends_a_long_backoff_at_once(monkeypatch: p
                 await wait_for(
                     lambda: all(r.failing_since is not None for r in reflectors), message="backing off"
                 )
-                await restarted.start(sim.port)  # same port, empty store: a new history
+                await restarted.start(sim.port, data_dir=tmp_path)  # same port, same store
                 back = time.monotonic()
                 await wait_for(lambda: ready(running), timeout=RECOVERY_BUDGET, message="ready again")
                 await replicaset_gets_its_pods(client, "after")
                 assert time.monotonic() - back < RECOVERY_BUDGET
-                # Each relist waited out the new server's wait for a resourceVersion it never reaches (3 s,
-                # as kube-apiserver's) before its consistent read; the last one is watching soon after.
                 await wait_for(lambda: all(r.watching for r in reflectors), timeout=2, message="watching")
         finally:
             await client.close()
