@@ -97,6 +97,12 @@ class DeploymentController(Controller):
         self.rs_writes = WriteMemo()
         self.d_writes = WriteMemo()
 
+    def on_new_history(self) -> None:
+        # Our writes' resourceVersions no longer compare with the new history's.
+        self.rs_writes.clear()
+        self.d_writes.clear()
+        super().on_new_history()
+
     def setup(self) -> None:
         super().setup()
         ensure_indexer(self.pods.indexer, CONTROLLER_UID_INDEX, controller_uid_index)

@@ -133,6 +133,12 @@ class JobController(Controller):
     def pod_control(self) -> PodControl:
         return PodControl(self.client, self.recorder)
 
+    def on_new_history(self) -> None:
+        # Pods we expected to see created, deleted or released may never show up in the new history.
+        self.expectations.clear()
+        self.finalizer_expectations.clear()
+        super().on_new_history()
+
     def setup(self) -> None:
         super().setup()
         ensure_indexer(self.informer(PODS).indexer, CONTROLLER_UID_INDEX, controller_uid_index)

@@ -103,6 +103,11 @@ class ReplicaSetController(Controller):
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
 
     # ------------------------------------------------------------------ wiring
+    def on_new_history(self) -> None:
+        # Pods we expected to see created or deleted may never show up in the new history.
+        self.expectations.clear()
+        super().on_new_history()
+
     def setup(self) -> None:
         super().setup()
         ensure_indexer(self.pods.indexer, CONTROLLER_UID_INDEX, controller_uid_index)

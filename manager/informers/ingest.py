@@ -34,6 +34,8 @@ class ReflectorSink(Protocol):
 
     def cached(self, key: str) -> Obj | None: ...
 
+    def history_restarted(self) -> None: ...
+
 
 class Ingesting(Protocol):
     """What of the reflector the ingest loop reads and updates."""

@@ -186,8 +186,10 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
-        check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
+        restarted = check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
         await self.sink.replace(items, list_rv)
+        if restarted:
+            self.sink.history_restarted()
         self.last_sync_resource_version = list_rv
         self.lists += 1
         metrics.RELISTS.labels(*self._labels).inc()
@@ -255,8 +257,10 @@ class Reflector:
     async def _initial_events(self, stream: WatchStream) -> None:
         """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
         items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
-        check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
+        restarted = check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
         await self.sink.replace(items, end_rv)
+        if restarted:
+            self.sink.history_restarted()
         self.last_sync_resource_version = end_rv
 
     def _decode(self, span: Span) -> tuple[str, Obj] | None:
