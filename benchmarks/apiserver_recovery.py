@@ -1,7 +1,7 @@
 """How fast the manager sees an API server outage, and how fast it acts again once the server is back.
 
-    .venv/bin/python benchmarks/apiserver_recovery.py [freeze|restart|both] [OUTAGE_SECONDS] [RUNS]
-    (defaults: both, 45, 3)
+    .venv/bin/python benchmarks/apiserver_recovery.py [freeze|restart|restart-durable|both|all]
+        [OUTAGE_SECONDS] [RUNS]      (defaults: both = freeze and restart, 45, 3; all: the three)
 
 kubesim runs in a process of its own (no nodes, no kubelet); the real manager runs the ReplicaSet controller
 in this process with its default settings (API server probe every 5 s, 3 s timeout, 3 failures; reflector
@@ -12,6 +12,8 @@ deadline ends a leader's process by design, as kube-controller-manager's.
   SIGCONTed.
 - `restart`: kubesim is stopped (the port refuses) for OUTAGE_SECONDS, then a new kubesim starts on the same
   port, with an empty store (the manager sees a new history and relists).
+- `restart-durable`: the same, but kubesim keeps its cluster in a data directory (`--data-dir`) and the new
+  one continues from it, as a kube-apiserver restarts over its etcd: the manager resumes its watches.
 
 Per run it prints: `unready s`, from the start of the outage to the manager's /readyz answering 500 (target
 <= 30 s); `ready s`, from the server's return (SIGCONT sent, or the new kubesim serving) to /readyz 200
@@ -26,6 +28,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from urllib.parse import urlsplit
 
@@ -80,7 +83,15 @@ async def until_acted(client: ApiClient, name: str) -> float:
 
 
 async def one_run(scenario: str, outage: float, run: int) -> tuple[float, float, float]:
-    sim, url = start_kubesim(*KUBESIM_ARGS)
+    with tempfile.TemporaryDirectory(prefix="apiserver-recovery-") as data_dir:
+        durable = ("--data-dir", data_dir) if scenario == "restart-durable" else ()
+        return await _one_run(scenario, outage, run, (*KUBESIM_ARGS, *durable))
+
+
+async def _one_run(
+    scenario: str, outage: float, run: int, kubesim_args: tuple[str, ...]
+) -> tuple[float, float, float]:
+    sim, url = start_kubesim(*kubesim_args)
     port = str(urlsplit(url).port)
     restarted: subprocess.Popen[str] | None = None
     client = await create_client(master=url, qps=0, max_retries=0)
@@ -101,7 +112,7 @@ async def one_run(scenario: str, outage: float, run: int) -> tuple[float, float,
             if scenario == "freeze":
                 sim.send_signal(signal.SIGCONT)
             else:
-                restarted, _ = await asyncio.to_thread(start_kubesim, *KUBESIM_ARGS, "--port", port)
+                restarted, _ = await asyncio.to_thread(start_kubesim, *kubesim_args, "--port", port)
             back = time.perf_counter()
             ready, acted = await asyncio.gather(
                 until_readyz(session, manager, 200), until_acted(client, f"after-{run}")
@@ -131,15 +142,21 @@ async def bench(scenarios: list[str], outage: float, runs: int) -> None:
 
 def main() -> None:
     which = sys.argv[1] if len(sys.argv) > 1 else "both"
-    if which not in ("freeze", "restart", "both"):
-        sys.exit(f"unknown scenario {which!r}: freeze, restart or both")
+    choices = {
+        "freeze": ["freeze"],
+        "restart": ["restart"],
+        "restart-durable": ["restart-durable"],
+        "both": ["freeze", "restart"],
+        "all": ["freeze", "restart", "restart-durable"],
+    }
+    if which not in choices:
+        sys.exit(f"unknown scenario {which!r}: {', '.join(choices)}")
     outage = float(sys.argv[2]) if len(sys.argv) > 2 else 45.0
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     if outage < 0 or runs < 1:
         sys.exit("the outage must not be negative and runs must be at least 1")
     configure_logging("json", "error")
-    scenarios = ["freeze", "restart"] if which == "both" else [which]
-    asyncio.run(bench(scenarios, outage, runs))
+    asyncio.run(bench(choices[which], outage, runs))
 
 
 if __name__ == "__main__":
