@@ -1,0 +1,109 @@
+"""The fault schedule of one chaos run: a pure function of the seed and the duration.
+
+Faults are of two kinds. Disruptions (an API server pause or restart, a manager kill, a leader pause) stop a
+process, so they never overlap: each gets a window of its own, followed by a settling gap. Light faults
+(dropped watches, compacted history, error and latency rules for a while) and workload changes (scaling a
+ReplicaSet, rolling a Deployment, adding a Job) are drawn independently and may land anywhere.
+Only the timing of a run is real: which fault comes when, and with what parameters, is decided here.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+# Leader-election timings of the managers under test (seconds): lease, renew deadline, retry period.
+LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 1.0
+
+DISRUPTIONS = ("pause_apiserver", "restart_apiserver", "kill_manager", "pause_leader")
+LIGHT_FAULTS = ("close_watches", "compact", "write_errors", "latency")
+WORKLOAD_CHANGES = ("scale_replicaset", "roll_deployment", "add_job")
+WRITE_VERBS = ("create", "update", "patch", "delete")
+WRITTEN_RESOURCES = ("pods", "jobs.batch", "replicasets.apps", "deployments.apps", "pods/status")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action at `at` seconds after the chaos phase starts."""
+
+    at: float
+    action: str
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def describe(self) -> str:
+        args = " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.at:6.1f}s {self.action} {args}".rstrip()
+
+
+def _disruption(rng: random.Random, action: str) -> tuple[dict[str, Any], float]:
+    """The parameters of a disruption and how long it keeps the cluster disturbed (before settling)."""
+    if action == "pause_apiserver":
+        seconds = round(rng.uniform(0.5, 2.0), 1)  # shorter than the renew deadline minus a margin
+        return {"seconds": seconds}, seconds
+    if action == "restart_apiserver":
+        return {"hard": rng.random() < 0.5}, 3.0
+    if action == "kill_manager":
+        return {"target": rng.choice(("leader", "standby"))}, 3.0
+    # a leader pause outlasts its lease, so the standby takes over while it is stopped
+    seconds = round(LEASE_DURATION + rng.uniform(1.5, 3.0), 1)
+    return {"seconds": seconds}, seconds + LEASE_DURATION
+
+
+def _light_fault(rng: random.Random, action: str) -> dict[str, Any]:
+    if action == "write_errors":
+        return {
+            "code": rng.choice((500, 429)),
+            "verb": rng.choice(WRITE_VERBS),
+            "resource": rng.choice(WRITTEN_RESOURCES),
+            "fraction": round(rng.uniform(0.2, 0.6), 2),
+            "lasting": round(rng.uniform(1.0, 4.0), 1),
+        }
+    if action == "latency":
+        return {
+            "seconds": round(rng.uniform(0.05, 0.5), 2),
+            "verb": rng.choice(WRITE_VERBS),
+            "resource": rng.choice(WRITTEN_RESOURCES),
+            "lasting": round(rng.uniform(1.0, 4.0), 1),
+        }
+    return {}
+
+
+def _workload_change(rng: random.Random, action: str, jobs_added: int) -> dict[str, Any]:
+    if action == "scale_replicaset":
+        return {"name": "rs-scaled", "replicas": rng.randint(0, 6)}
+    if action == "roll_deployment":
+        return {"name": "web", "revision": rng.randint(1, 1_000_000)}
+    return {"job": jobs_added, "kind": rng.choice(("plain", "indexed", "flaky", "doomed"))}
+
+
+def build_schedule(seed: int, duration: float, *, restart_supported: bool) -> list[Step]:
+    """Every step of a run of `duration` seconds, in time order; the same seed gives the same steps."""
+    if duration <= 0:
+        raise ValueError(f"the chaos duration must be positive, got {duration}")
+    rng = random.Random(seed)
+    steps: list[Step] = []
+    disruptions = [a for a in DISRUPTIONS if restart_supported or a != "restart_apiserver"]
+    # disruptions one after another, each with a settling gap after it
+    at = rng.uniform(1.0, 3.0)
+    while at < duration:
+        action = rng.choice(disruptions)
+        params, busy = _disruption(rng, action)
+        if at + busy > duration:
+            break
+        steps.append(Step(round(at, 1), action, params))
+        at += busy + rng.uniform(1.0, 3.0)
+    # light faults: about one every two seconds
+    at = rng.uniform(0.5, 2.0)
+    while at < duration:
+        action = rng.choice(LIGHT_FAULTS)
+        steps.append(Step(round(at, 1), action, _light_fault(rng, action)))
+        at += rng.uniform(1.0, 3.0)
+    # workload changes: about one every three seconds, none in the last five (the jobs must have time)
+    at, jobs_added = rng.uniform(0.5, 2.0), 0
+    while at < max(duration - 5.0, 0.0):
+        action = rng.choice(WORKLOAD_CHANGES)
+        steps.append(Step(round(at, 1), action, _workload_change(rng, action, jobs_added)))
+        jobs_added += action == "add_job"
+        at += rng.uniform(1.5, 4.5)
+    return sorted(steps, key=lambda s: (s.at, s.action))
