@@ -20,7 +20,8 @@ import orjson
 # A write's `time` is when the server received it; the lease times are the manager's clock when it sent the
 # renewal. The slack covers a request in flight across that boundary (the managers and kubesim share a clock).
 SLACK_SECONDS = 1.0
-NOT_ELECTION = ("/leases",)  # the elector's own writes are how a replica becomes leader: never counted
+NOT_ELECTION = ("/leases",)
+SPLIT_BRAIN_AFTERMATH = 5.0  # the elector's own writes are how a replica becomes leader: never counted
 
 
 def parse_micro_time(value: str) -> float:
@@ -165,12 +166,25 @@ class WriteAudit:
         writes = [parse_audit_line(line) for line in complete.splitlines()]
         return [w for w in writes if w is not None and w.user_agent.startswith("aiokcm/")]
 
-    def violations(self, timeline: LeaseTimeline) -> list[str]:
+    def stale_writes(self, timeline: LeaseTimeline) -> list[tuple[float, str]]:
+        """(time, description) of each write from a replica that was not the leader then."""
         found = []
         for identity, write in self.attributed:
             if any(marker in write.path for marker in NOT_ELECTION):
                 continue
             why = timeline.leader_at(identity, write.time)
             if why is not None:
-                found.append(f"{write.verb} {write.path} -> {write.code} by {identity}: {why}")
+                found.append((write.time, f"{write.verb} {write.path} -> {write.code} by {identity}: {why}"))
         return found
+
+
+def split_brain_windows(times: list[float], after: float = SPLIT_BRAIN_AFTERMATH) -> list[tuple[float, float]]:
+    """The spans in which two replicas wrote: from a stale write to `after` seconds past the last one near
+    it (what the two wrote at once shows up in the objects within that time)."""
+    windows: list[tuple[float, float]] = []
+    for when in sorted(times):
+        if windows and when <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], when + after)
+        else:
+            windows.append((when - SLACK_SECONDS, when + after))
+    return windows

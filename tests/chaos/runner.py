@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tests.chaos import workload
 from tests.chaos.actions import Chaos
 from tests.chaos.invariants import ClusterState, unfinished
-from tests.chaos.leadership import LeaseTimeline, SocketOwners, WriteAudit
+from tests.chaos.leadership import LeaseTimeline, SocketOwners, WriteAudit, split_brain_windows
 from tests.chaos.processes import KubesimProcess, ManagerReplica, kubesim_supports_data_dir
 from tests.chaos.schedule import DISRUPTIONS, LEASE_DURATION, Step, build_schedule
 from tests.chaos.watcher import ResourceWatch, session, watch_all
@@ -33,6 +36,8 @@ class ChaosResult:
     seed: int
     steps: list[Step]
     violations: list[str] = field(default_factory=list)  # per-event invariants broken, first of each
+    # those broken while a replica that was not the leader wrote too: consequences of the stale writes
+    split_brain_violations: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)  # what had not converged by the timeout
     non_leader_writes: list[str] = field(default_factory=list)
     attributed_writes: int = 0
@@ -47,7 +52,8 @@ class ChaosResult:
     def summary(self) -> str:
         return (
             f"chaos seed {self.seed}: {len(self.steps)} steps, {self.events_checked} events checked, "
-            f"{self.relists} relists, {len(self.violations)} invariant violations, "
+            f"{self.relists} relists, {len(self.violations)} invariant violations "
+            f"(+{len(self.split_brain_violations)} in split brain), "
             f"{self.attributed_writes} manager writes attributed ({self.unattributed_writes} not), "
             f"{len(self.non_leader_writes)} from a non-leader, leaders {len(self.leaders)}, "
             f"manager exits {self.manager_exits}, converged in {self.converge_seconds:.1f}s"
@@ -60,12 +66,12 @@ class ChaosRun:
         self.state = ClusterState()
         self.timeline = LeaseTimeline(LEASE_DURATION)
         self.violations: dict[str, float] = {}
-        self.started = time.monotonic()
+        self.started = time.time()
 
     def _on_event(self, resource: str) -> Any:
         def record(kind: str, obj: dict[str, Any]) -> None:
             for problem in self.state.apply(resource, kind, obj):
-                self.violations.setdefault(problem, time.monotonic() - self.started)
+                self.violations.setdefault(problem, time.time())
 
         return record
 
@@ -112,15 +118,31 @@ class ChaosRun:
                     await manager.stop()
                 await kubesim.stop()
         audit.poll([])
-        result.violations = [f"{at:6.1f}s {problem}" for problem, at in self.violations.items()]
-        result.non_leader_writes = audit.violations(self.timeline)
+        stale = audit.stale_writes(self.timeline)
+        result.non_leader_writes = [f"{at - self.started:6.1f}s {what}" for at, what in stale]
+        windows = split_brain_windows([at for at, _ in stale])
+        for problem, at in self.violations.items():
+            line = f"{at - self.started:6.1f}s {problem}"
+            in_split_brain = any(start <= at <= end for start, end in windows)
+            (result.split_brain_violations if in_split_brain else result.violations).append(line)
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
         result.leaders = self.timeline.holders()
         result.events_checked = self.state.events_checked
         result.relists = sum(w.relists for w in [*watches, lease_watch])
         result.manager_exits = [code for m in managers for code in m.exits]
         print(result.summary())
+        self._keep(result, audit)
         return result
+
+    def _keep(self, result: ChaosResult, audit: WriteAudit) -> None:
+        """For a post-mortem: the result, and every manager write with its author, beside the processes' logs."""
+        (self.workdir / "result.json").write_bytes(
+            orjson.dumps(dataclasses.asdict(result), default=str, option=orjson.OPT_INDENT_2)
+        )
+        with (self.workdir / "writes.jsonl").open("wb") as out:
+            for identity, write in audit.attributed:
+                out.write(orjson.dumps({"identity": identity, **dataclasses.asdict(write)}) + b"\n")
+        print(f"chaos logs, audit log and result in {self.workdir}")
 
     async def _monitor(self, chaos: Chaos, audit: WriteAudit) -> None:
         """Every MONITOR_PERIOD: attribute the new audit lines, restart a manager that exited, expire rules."""

@@ -19,8 +19,20 @@ LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 1.0
 DISRUPTIONS = ("pause_apiserver", "restart_apiserver", "kill_manager", "pause_leader")
 LIGHT_FAULTS = ("close_watches", "compact", "write_errors", "latency")
 WORKLOAD_CHANGES = ("scale_replicaset", "roll_deployment", "add_job")
-WRITE_VERBS = ("create", "update", "patch", "delete")
-WRITTEN_RESOURCES = ("pods", "jobs.batch", "replicasets.apps", "deployments.apps", "pods/status")
+# (verb, resource) of the writes the managers make: a rule on anything else would never fire
+MANAGER_WRITES = (
+    ("create", "pods"),
+    ("delete", "pods"),
+    ("patch", "pods"),  # the Job controller removes its tracking finalizer
+    ("update", "jobs.batch/status"),
+    ("create", "replicasets.apps"),
+    ("update", "replicasets.apps"),  # the Deployment controller scales its ReplicaSets
+    ("update", "replicasets.apps/status"),
+    ("update", "deployments.apps/status"),
+    ("update", "leases.coordination.k8s.io"),  # failed renewals: the leader may give up its lease
+    ("create", "*"),
+    ("update", "*"),
+)
 
 
 @dataclass(frozen=True)
@@ -45,28 +57,20 @@ def _disruption(rng: random.Random, action: str) -> tuple[dict[str, Any], float]
         return {"hard": rng.random() < 0.5}, 3.0
     if action == "kill_manager":
         return {"target": rng.choice(("leader", "standby"))}, 3.0
-    # a leader pause outlasts its lease, so the standby takes over while it is stopped
-    seconds = round(LEASE_DURATION + rng.uniform(1.5, 3.0), 1)
+    # a leader pause outlasts its lease and the standby's retry period with room to spare, so the standby
+    # takes over while the leader is stopped
+    seconds = round(LEASE_DURATION + rng.uniform(3.0, 4.0), 1)
     return {"seconds": seconds}, seconds + LEASE_DURATION
 
 
 def _light_fault(rng: random.Random, action: str) -> dict[str, Any]:
-    if action == "write_errors":
-        return {
-            "code": rng.choice((500, 429)),
-            "verb": rng.choice(WRITE_VERBS),
-            "resource": rng.choice(WRITTEN_RESOURCES),
-            "fraction": round(rng.uniform(0.2, 0.6), 2),
-            "lasting": round(rng.uniform(1.0, 4.0), 1),
-        }
+    if action not in ("write_errors", "latency"):
+        return {}
+    verb, resource = rng.choice(MANAGER_WRITES)
+    params: dict[str, Any] = {"verb": verb, "resource": resource, "lasting": round(rng.uniform(1.0, 4.0), 1)}
     if action == "latency":
-        return {
-            "seconds": round(rng.uniform(0.05, 0.5), 2),
-            "verb": rng.choice(WRITE_VERBS),
-            "resource": rng.choice(WRITTEN_RESOURCES),
-            "lasting": round(rng.uniform(1.0, 4.0), 1),
-        }
-    return {}
+        return {**params, "seconds": round(rng.uniform(0.05, 0.5), 2)}
+    return {**params, "code": rng.choice((500, 429)), "fraction": round(rng.uniform(0.2, 0.6), 2)}
 
 
 def _workload_change(rng: random.Random, action: str, jobs_added: int) -> dict[str, Any]:
@@ -84,10 +88,12 @@ def build_schedule(seed: int, duration: float, *, restart_supported: bool) -> li
     rng = random.Random(seed)
     steps: list[Step] = []
     disruptions = [a for a in DISRUPTIONS if restart_supported or a != "restart_apiserver"]
-    # disruptions one after another, each with a settling gap after it
-    at = rng.uniform(1.0, 3.0)
+    # disruptions one after another, each with a settling gap after it; every kind once in each round
+    at, round_left = rng.uniform(1.0, 3.0), []
     while at < duration:
-        action = rng.choice(disruptions)
+        if not round_left:
+            round_left = rng.sample(disruptions, len(disruptions))
+        action = round_left.pop()
         params, busy = _disruption(rng, action)
         if at + busy > duration:
             break
