@@ -40,7 +40,9 @@ class Chaos:
         print(line, flush=True)
 
     # -- the test's own requests ------------------------------------------------------------------------
-    async def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+    async def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
         """One write of the test, retried through injected errors, pauses and restarts; 409 AlreadyExists
         (a retried create that had been written) counts as done."""
         deadline = time.monotonic() + WRITE_DEADLINE
@@ -59,7 +61,7 @@ class Chaos:
                         return payload
                     if resp.status not in (429, 500, 503, 504) or time.monotonic() > deadline:
                         raise AssertionError(f"{method} {path}: {resp.status} {payload}")
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            except (TimeoutError, aiohttp.ClientError, OSError):
                 if time.monotonic() > deadline:
                     raise
             await asyncio.sleep(0.2)  # retry backoff, as any client's

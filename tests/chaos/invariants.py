@@ -44,7 +44,8 @@ def completion_index(pod: Obj) -> str | None:
 
 def condition(obj: Obj, kind: str) -> bool:
     return any(
-        c.get("type") == kind and c.get("status") == "True" for c in obj.get("status", {}).get("conditions") or []
+        c.get("type") == kind and c.get("status") == "True"
+        for c in obj.get("status", {}).get("conditions") or []
     )
 
 
@@ -59,9 +60,10 @@ class ReplicaBound:
     def observe(self, rs: Obj) -> None:
         spec = int(rs["spec"].get("replicas", 1))
         status = rs.get("status") or {}
-        settled = status.get("observedGeneration", 0) >= rs["metadata"].get("generation", 0) and status.get(
-            "replicas"
-        ) == spec
+        settled = (
+            status.get("observedGeneration", 0) >= rs["metadata"].get("generation", 0)
+            and status.get("replicas") == spec
+        )
         if spec > self.allowed:
             self.allowed, self.pending = spec, []
         elif settled and spec < self.allowed:
@@ -134,7 +136,9 @@ class ClusterState:
             allowed = self.bounds[owner].at(self.pods_rv)
             if len(live) > allowed:
                 name = self.replicasets[owner]["metadata"]["name"]
-                return [f"ReplicaSet {name}: {len(live)} live pods, at most {allowed} allowed ({_names(live)})"]
+                return [
+                    f"ReplicaSet {name}: {len(live)} live pods, at most {allowed} allowed ({_names(live)})"
+                ]
         return []
 
     def _deployment_surge(self, rs: Obj) -> list[str]:
@@ -144,7 +148,9 @@ class ClusterState:
         owned = [r for r in self.replicasets.values() if controller_uid(r) == deployment_uid]
         total = sum(int(r["spec"].get("replicas", 0)) for r in owned)
         if total > DEPLOYMENT_REPLICAS + MAX_SURGE:
-            return [f"Deployment {DEPLOYMENT}: its ReplicaSets ask for {total} replicas, over replicas + maxSurge"]
+            return [
+                f"Deployment {DEPLOYMENT}: its ReplicaSets ask for {total} replicas, over replicas + maxSurge"
+            ]
         return []
 
 
@@ -192,7 +198,9 @@ def _job_end(job: Obj, pods: list[Obj]) -> list[str]:
     if not condition(job, "Complete"):
         problems.append(f"Job {name}: not Complete")
     if job.get("status", {}).get("succeeded") != completions:
-        problems.append(f"Job {name}: status.succeeded {job.get('status', {}).get('succeeded')} != {completions}")
+        problems.append(
+            f"Job {name}: status.succeeded {job.get('status', {}).get('succeeded')} != {completions}"
+        )
     if len(succeeded) != completions:
         problems.append(f"Job {name}: {len(succeeded)} succeeded pods for {completions} completions")
     if job["spec"].get("completionMode") == "Indexed":
@@ -215,7 +223,8 @@ def _replicas_end(state: ClusterState) -> list[str]:
         status, generation = deployment.get("status") or {}, deployment["metadata"].get("generation")
         counts = [status.get(k, 0) for k in ("replicas", "updatedReplicas", "availableReplicas")]
         if status.get("observedGeneration") != generation or counts != [DEPLOYMENT_REPLICAS] * 3:
-            problems.append(f"Deployment {DEPLOYMENT}: status {counts}, observedGeneration {status.get('observedGeneration')}")
+            observed = status.get("observedGeneration")
+            problems.append(f"Deployment {DEPLOYMENT}: status {counts}, observedGeneration {observed}")
     if REPLICASET not in {r["metadata"]["name"] for r in state.replicasets.values()}:
         problems.append(f"ReplicaSet {REPLICASET}: never seen")
     return problems

@@ -178,7 +178,9 @@ class WriteAudit:
         return found
 
 
-def split_brain_windows(times: list[float], after: float = SPLIT_BRAIN_AFTERMATH) -> list[tuple[float, float]]:
+def split_brain_windows(
+    times: list[float], after: float = SPLIT_BRAIN_AFTERMATH
+) -> list[tuple[float, float]]:
     """The spans in which two replicas wrote: from a stale write to `after` seconds past the last one near
     it (what the two wrote at once shows up in the objects within that time)."""
     windows: list[tuple[float, float]] = []

@@ -30,7 +30,11 @@ def free_port() -> int:
 def kubesim_supports_data_dir() -> bool:
     """Whether this kubesim keeps its objects across a restart (`--data-dir`)."""
     help_text = subprocess.run(
-        [sys.executable, "-m", "kubesim.cli", "--help"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "kubesim.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     ).stdout
     return "--data-dir" in help_text
 
@@ -46,7 +50,7 @@ class KubesimProcess:
     seed: int
     durable: bool
     port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
+    proc: asyncio.subprocess.Process | None = None
     starts: int = 0
 
     @property
@@ -63,15 +67,18 @@ class KubesimProcess:
         if self.durable:
             args += ["--data-dir", str(self.workdir / "kubesim-data")]
         self.starts += 1
-        log = (self.workdir / f"kubesim-{self.starts}.log").open("wb")
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, env=_clean_env())
+        log_path = self.workdir / f"kubesim-{self.starts}.log"
+        with log_path.open("wb") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                *args, stdout=asyncio.subprocess.PIPE, stderr=log, env=_clean_env()
+            )
         assert self.proc.stdout is not None
-        ready = await asyncio.wait_for(asyncio.to_thread(self.proc.stdout.readline), START_TIMEOUT)
+        ready = await asyncio.wait_for(self.proc.stdout.readline(), START_TIMEOUT)
         if not ready.startswith(b"kubesim ready at "):
-            raise RuntimeError(f"kubesim did not start: {ready!r}; see {log.name}")
+            raise RuntimeError(f"kubesim did not start: {ready!r}; see {log_path}")
 
     def signal(self, signum: int) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None and self.proc.returncode is None:
             self.proc.send_signal(signum)
 
     async def stop(self, hard: bool = False) -> None:
@@ -80,10 +87,10 @@ class KubesimProcess:
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGKILL if hard else signal.SIGTERM)
         try:
-            await asyncio.wait_for(asyncio.to_thread(self.proc.wait), 10)
+            await asyncio.wait_for(self.proc.wait(), 10)
         except TimeoutError:
             self.proc.kill()
-            await asyncio.to_thread(self.proc.wait)
+            await self.proc.wait()
         self.proc = None
 
 

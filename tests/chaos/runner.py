@@ -75,6 +75,10 @@ class ChaosRun:
 
         return record
 
+    def _on_leases(self, leases: list[dict[str, Any]], rv: int) -> None:
+        for lease in leases:
+            self.timeline.observe(lease)
+
     def _on_list(self, resource: str) -> Any:
         return lambda objects, rv: self.state.replace(resource, objects, rv)
 
@@ -97,10 +101,7 @@ class ChaosRun:
                 for name, path in WATCHED.items()
             ]
             lease_watch = ResourceWatch(
-                http,
-                kubesim.url + LEASES,
-                lambda kind, lease: self.timeline.observe(lease),
-                lambda leases, rv: [self.timeline.observe(lease) for lease in leases] and None,
+                http, kubesim.url + LEASES, lambda kind, lease: self.timeline.observe(lease), self._on_leases
             )
             audit = WriteAudit(kubesim.audit_path, SocketOwners(kubesim.port))
             tasks = await watch_all([*watches, lease_watch])
@@ -135,7 +136,7 @@ class ChaosRun:
         return result
 
     def _keep(self, result: ChaosResult, audit: WriteAudit) -> None:
-        """For a post-mortem: the result, and every manager write with its author, beside the processes' logs."""
+        """For a post-mortem: the result and every manager write with its author, beside the logs."""
         (self.workdir / "result.json").write_bytes(
             orjson.dumps(dataclasses.asdict(result), default=str, option=orjson.OPT_INDENT_2)
         )
@@ -145,7 +146,7 @@ class ChaosRun:
         print(f"chaos logs, audit log and result in {self.workdir}")
 
     async def _monitor(self, chaos: Chaos, audit: WriteAudit) -> None:
-        """Every MONITOR_PERIOD: attribute the new audit lines, restart a manager that exited, expire rules."""
+        """Every MONITOR_PERIOD: attribute new audit lines, restart a manager that exited, expire rules."""
         while True:
             for manager in chaos.managers:
                 if not manager.paused and manager.restart_if_exited():
@@ -164,8 +165,8 @@ class ChaosRun:
         await chaos.create("deployments", workload.deployment())
         for manager in chaos.managers:
             manager.start()
-        await wait_for(chaos.leader, timeout=60, interval=0.1, message="a manager to lead")
-        chaos.note(f"chaos: {chaos.leader().slot if chaos.leader() else '?'} leads; faults start")
+        leader = await wait_for(chaos.leader, timeout=60, interval=0.1, message="a manager to lead")
+        chaos.note(f"chaos: manager {leader.slot} leads; faults start")
 
     async def _chaos(self, chaos: Chaos, steps: list[Step]) -> None:
         start = time.monotonic()

@@ -89,7 +89,7 @@ def build_schedule(seed: int, duration: float, *, restart_supported: bool) -> li
     steps: list[Step] = []
     disruptions = [a for a in DISRUPTIONS if restart_supported or a != "restart_apiserver"]
     # disruptions one after another, each with a settling gap after it; every kind once in each round
-    at, round_left = rng.uniform(1.0, 3.0), []
+    at, round_left = rng.uniform(1.0, 3.0), list[str]()
     while at < duration:
         if not round_left:
             round_left = rng.sample(disruptions, len(disruptions))

@@ -1,4 +1,4 @@
-"""The chaos run's pure parts, without processes: the schedule, the invariant checker, the leadership judge."""
+"""The chaos run's pure parts, without processes: the schedule, the invariants, the leadership judge."""
 
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ def test_the_same_seed_gives_the_same_schedule() -> None:
     assert first == build_schedule(7, 60, restart_supported=True)
     assert first != build_schedule(8, 60, restart_supported=True)
     assert all(a.at <= b.at for a, b in itertools.pairwise(first))
-    assert {s.action for s in first} >= {"pause_leader", "kill_manager", "pause_apiserver", "restart_apiserver"}
+    assert {s.action for s in first} >= {
+        "pause_leader",
+        "kill_manager",
+        "pause_apiserver",
+        "restart_apiserver",
+    }
 
 
 def test_restarts_are_left_out_without_a_durable_kubesim_and_disruptions_never_overlap() -> None:
@@ -52,7 +57,10 @@ def _pod(name: str, rv: int, owner: str, phase: str = "Running", index: str | No
 
 def test_a_job_over_its_parallelism_or_with_an_index_twice_is_reported() -> None:
     state = ClusterState()
-    job = {"metadata": _meta("j", 1, labels={"chaos/kind": "indexed"}), "spec": workload.job("j", "indexed")["spec"]}
+    job = {
+        "metadata": _meta("j", 1, labels={"chaos/kind": "indexed"}),
+        "spec": workload.job("j", "indexed")["spec"],
+    }
     state.apply("jobs", "ADDED", job)
     assert state.apply("pods", "ADDED", _pod("p0", 2, "uid-j", index="0")) == []
     assert state.apply("pods", "ADDED", _pod("p1", 3, "uid-j", index="1")) == []
@@ -128,10 +136,16 @@ def test_audit_lines_are_attributed_through_the_socket_owner(tmp_path: Path) -> 
     log = tmp_path / "audit.log"
     line = {"time": 1.0, "verb": "create", "path": "/api/v1/namespaces/chaos/pods", "code": 201}
     log.write_bytes(
-        orjson.dumps({**line, "userAgent": "aiokcm/v1 (linux/x86_64) python/3.11/job-controller", "peer": "127.0.0.1:5000"})
+        orjson.dumps(
+            {
+                **line,
+                "userAgent": "aiokcm/v1 (linux/x86_64) python/3.11/job-controller",
+                "peer": "127.0.0.1:5000",
+            }
+        )
         + b"\n"
         + orjson.dumps({**line, "userAgent": "aiokcm-chaos-test", "peer": "127.0.0.1:5001"})
-        + b"\n{\"cut"
+        + b'\n{"cut'
     )
     owners = SocketOwners(server_port=1)
     owners.owner_of_port[5000] = 42

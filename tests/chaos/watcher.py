@@ -47,7 +47,7 @@ class ResourceWatch:
                 self.resumes += 1
             except Relist:
                 self.rv, self.relists = "", self.relists + 1
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 # a paused or restarting server: resume if we can, the next failure will relist
                 self.errors.append(f"{time.time():.1f} {type(exc).__name__}: {exc}")
                 await asyncio.sleep(RETRY_SECONDS)

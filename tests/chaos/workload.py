@@ -71,7 +71,11 @@ def replicaset(replicas: int) -> Obj:
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {"name": REPLICASET, "namespace": NAMESPACE},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": _pod_template(labels)},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": _pod_template(labels),
+        },
     }
 
 
@@ -95,7 +99,9 @@ def deployment() -> Obj:
 
 def rollout_patch(revision: int) -> Obj:
     """A template change: a new ReplicaSet and a rolling update."""
-    return {"spec": {"template": {"metadata": {"annotations": {KUBESIM_ANNOTATIONS + "revision": str(revision)}}}}}
+    return {
+        "spec": {"template": {"metadata": {"annotations": {KUBESIM_ANNOTATIONS + "revision": str(revision)}}}}
+    }
 
 
 def scale_patch(replicas: int) -> Obj:
