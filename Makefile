@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test quick lint unit integration bench clean
+.PHONY: help run test quick lint unit integration bench chaos clean
 
 ## make help: list the targets.
 help:
@@ -56,6 +56,11 @@ integration: $(STAMP)
 bench: $(STAMP)
 	@$(PY) -c 'import kopf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+## make chaos: the chaos run alone (tests/chaos/README.md): CHAOS_SECONDS of faults (default 40),
+##   CHAOS_SEED to replay a run.
+chaos: $(STAMP)
+	AIOKCM_CHAOS_SECONDS=$(or $(CHAOS_SECONDS),40) AIOKCM_CHAOS_SEED=$(CHAOS_SEED) $(PY) -m pytest -q -s tests/chaos
 
 clean:
 	rm -rf $(VENV) .sandbox .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -41,7 +41,7 @@ def chaos_duration(config: pytest.Config) -> float:
 
 def chaos_seed(config: pytest.Config) -> int:
     raw = _option(config, "chaos_seed") or os.environ.get("AIOKCM_CHAOS_SEED")
-    if raw is None:
+    if not raw:  # unset, or set empty (as `make chaos` does without CHAOS_SEED)
         return random.SystemRandom().randrange(1_000_000)
     try:
         return int(raw)

@@ -105,9 +105,9 @@ def build_schedule(seed: int, duration: float, *, restart_supported: bool) -> li
         action = rng.choice(LIGHT_FAULTS)
         steps.append(Step(round(at, 1), action, _light_fault(rng, action)))
         at += rng.uniform(1.0, 3.0)
-    # workload changes: about one every three seconds, none in the last five (the jobs must have time)
+    # workload changes: about one every three seconds, to the end (convergence finishes what is left)
     at, jobs_added = rng.uniform(0.5, 2.0), 0
-    while at < max(duration - 5.0, 0.0):
+    while at < duration:
         action = rng.choice(WORKLOAD_CHANGES)
         steps.append(Step(round(at, 1), action, _workload_change(rng, action, jobs_added)))
         jobs_added += action == "add_job"

@@ -7,6 +7,9 @@ Replay a failure with `pytest tests/chaos --chaos-seed N`; run longer with `--ch
 from __future__ import annotations
 
 import asyncio
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +22,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def chaos_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ChaosResult:
     seed, duration = chaos_seed(request.config), chaos_duration(request.config)
-    workdir = tmp_path_factory.mktemp(f"chaos-{seed}")
+    keep = os.environ.get("AIOKCM_CHAOS_DIR")  # pytest keeps only its last three temporary directories
+    if keep:
+        workdir = Path(keep) / f"chaos-{seed}-{int(time.time())}"
+        workdir.mkdir(parents=True)
+    else:
+        workdir = tmp_path_factory.mktemp(f"chaos-{seed}")
     return asyncio.run(ChaosRun(seed, duration, workdir).run())
 
 
