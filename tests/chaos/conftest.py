@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-DEFAULT_SECONDS = 40.0
+DEFAULT_SECONDS = 35.0
 # kubesim and two managers start, then convergence and stop after the faults: time beyond the duration
 OVERHEAD_SECONDS = 150.0
 
