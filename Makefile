@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test quick lint unit integration bench chaos clean
+.PHONY: help run test quick lint unit integration bench clean
 
 ## make help: list the targets.
 help:
@@ -59,6 +59,7 @@ bench: $(STAMP)
 
 ## make chaos: the chaos run alone (tests/chaos/README.md): CHAOS_SECONDS of faults (default 35),
 ##   CHAOS_SEED to replay a run.
+.PHONY: chaos
 chaos: $(STAMP)
 	AIOKCM_CHAOS_SECONDS=$(or $(CHAOS_SECONDS),35) AIOKCM_CHAOS_SEED=$(CHAOS_SEED) $(PY) -m pytest -q -s tests/chaos
 
