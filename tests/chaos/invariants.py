@@ -116,16 +116,19 @@ class ClusterState:
                 return self._owner_bounds(owner)
         return []
 
-    def replace(self, resource: str, objects: list[Obj], list_rv: int) -> None:
-        """A relist: the stream broke with events lost, the state jumps to the list."""
+    def replace(self, resource: str, objects: list[Obj], list_rv: int) -> list[str]:
+        """A relist: the stream broke with events lost, the state jumps to the list (checked as a whole)."""
         table = self.table(resource)
         table.clear()
         table.update({o["metadata"]["uid"]: o for o in objects})
         for obj in objects if resource == "replicasets" else []:
             self.bounds.setdefault(obj["metadata"]["uid"], ReplicaBound(int(obj["spec"].get("replicas", 1))))
             self.bounds[obj["metadata"]["uid"]].observe(obj)
-        if resource == "pods":
-            self.pods_rv = max(self.pods_rv, list_rv)
+        if resource != "pods":
+            return []
+        self.pods_rv = max(self.pods_rv, list_rv)
+        owners = {controller_uid(p) for p in objects}
+        return [problem for owner in owners if owner is not None for problem in self._owner_bounds(owner)]
 
     def _owner_bounds(self, owner: str) -> list[str]:
         pods = self.owned_pods(owner)

@@ -141,8 +141,9 @@ class WriteAudit:
     _offset: int = 0
     _waiting: list[tuple[int, Write]] = field(default_factory=list)
 
-    def poll(self, pids: list[int]) -> None:
-        """Sample the sockets, then read the new lines; a line is given two polls to be attributed."""
+    def poll(self, pids: list[int], final: bool = False) -> None:
+        """Sample the sockets, then read the new lines; a line is given two polls to be attributed (none
+        more when `final`)."""
         self.owners.sample(pids)
         waiting, self._waiting = self._waiting, []
         for tries, write in waiting + [(0, w) for w in self._read_new()]:
@@ -150,7 +151,7 @@ class WriteAudit:
             identity = self.identity_of_pid.get(pid) if pid is not None else None
             if identity is not None:
                 self.attributed.append((identity, write))
-            elif tries < 2:
+            elif tries < 2 and not final:
                 self._waiting.append((tries + 1, write))
             else:
                 self.unattributed.append(write)

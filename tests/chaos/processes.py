@@ -73,8 +73,12 @@ class KubesimProcess:
                 *args, stdout=asyncio.subprocess.PIPE, stderr=log, env=_clean_env()
             )
         assert self.proc.stdout is not None
-        ready = await asyncio.wait_for(self.proc.stdout.readline(), START_TIMEOUT)
+        try:
+            ready = await asyncio.wait_for(self.proc.stdout.readline(), START_TIMEOUT)
+        except TimeoutError:
+            ready = b""
         if not ready.startswith(b"kubesim ready at "):
+            await self.stop(hard=True)
             raise RuntimeError(f"kubesim did not start: {ready!r}; see {log_path}")
 
     def signal(self, signum: int) -> None:

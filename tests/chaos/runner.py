@@ -80,7 +80,11 @@ class ChaosRun:
             self.timeline.observe(lease)
 
     def _on_list(self, resource: str) -> Any:
-        return lambda objects, rv: self.state.replace(resource, objects, rv)
+        def record(objects: list[dict[str, Any]], rv: int) -> None:
+            for problem in self.state.replace(resource, objects, rv):
+                self.violations.setdefault(problem, time.time())
+
+        return record
 
     async def run(self) -> ChaosResult:
         durable = kubesim_supports_data_dir()
@@ -110,7 +114,7 @@ class ChaosRun:
                 await self._prepare(chaos)
                 await self._chaos(chaos, steps)
                 await self._converge(chaos, result)
-                await asyncio.sleep(2 * MONITOR_PERIOD)  # let the monitor read the audit log's last lines
+                self._attribute(chaos, audit)  # the last lines, while every manager's sockets are there
             finally:
                 for task in [*tasks, monitor]:
                     task.cancel()
@@ -118,7 +122,7 @@ class ChaosRun:
                 for manager in managers:
                     await manager.stop()
                 await kubesim.stop()
-        audit.poll([])
+        audit.poll([], final=True)
         stale = audit.stale_writes(self.timeline)
         result.non_leader_writes = [f"{at - self.started:6.1f}s {what}" for at, what in stale]
         windows = split_brain_windows([at for at, _ in stale])
@@ -151,11 +155,15 @@ class ChaosRun:
             for manager in chaos.managers:
                 if not manager.paused and manager.restart_if_exited():
                     chaos.note(f"manager {manager.slot} exited ({manager.exits[-1]}): started again")
-                manager.identity  # noqa: B018 - reads the identity from the log once it is there
-                audit.identity_of_pid.update(manager.identities)
-            audit.poll([m.pid for m in chaos.managers if m.pid is not None])
+            self._attribute(chaos, audit)
             await chaos.expire_faults()
             await asyncio.sleep(MONITOR_PERIOD)
+
+    def _attribute(self, chaos: Chaos, audit: WriteAudit) -> None:
+        for manager in chaos.managers:
+            manager.identity  # noqa: B018 - reads the identity from the log once it is there
+            audit.identity_of_pid.update(manager.identities)
+        audit.poll([m.pid for m in chaos.managers if m.pid is not None])
 
     async def _prepare(self, chaos: Chaos) -> None:
         await chaos.request("POST", "/api/v1/namespaces", workload.namespace())

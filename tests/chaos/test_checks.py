@@ -153,3 +153,15 @@ def test_audit_lines_are_attributed_through_the_socket_owner(tmp_path: Path) -> 
     audit.poll([])
     assert [(identity, w.port) for identity, w in audit.attributed] == [("replica-a", 5000)]
     assert audit.unattributed == []
+
+
+def test_a_relist_is_checked_as_a_whole() -> None:
+    state = ClusterState()
+    job = {
+        "metadata": _meta("j", 1, labels={"chaos/kind": "plain"}),
+        "spec": workload.job("j", "plain")["spec"],
+    }
+    state.apply("jobs", "ADDED", job)
+    pods = [_pod(f"p{n}", 2 + n, "uid-j") for n in range(4)]
+    assert state.replace("pods", pods, 10) == ["Job j: 4 live pods over parallelism 3"]
+    assert state.replace("pods", pods[:3], 11) == []
