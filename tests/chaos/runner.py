@@ -161,8 +161,8 @@ class ChaosRun:
 
     def _attribute(self, chaos: Chaos, audit: WriteAudit) -> None:
         for manager in chaos.managers:
-            manager.identity  # noqa: B018 - reads the identity from the log once it is there
-            audit.identity_of_pid.update(manager.identities)
+            if manager.identity is not None:  # read from its log once it is there
+                audit.identity_of_pid.update(manager.identities)
         audit.poll([m.pid for m in chaos.managers if m.pid is not None])
 
     async def _prepare(self, chaos: Chaos) -> None:
