@@ -9,6 +9,7 @@ its way to the test.
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,13 +180,36 @@ def _phase(pod: Obj) -> str:
     return str(pod.get("status", {}).get("phase", ""))
 
 
-def unfinished(state: ClusterState) -> list[str]:
-    """What still differs from the desired end state; empty once everything converged."""
+def unfinished(state: ClusterState, skip_jobs: frozenset[str] = frozenset()) -> list[str]:
+    """What still differs from the desired end state; empty once everything converged. The Jobs named in
+    `skip_jobs` are left out."""
     problems = []
     for uid, job in state.jobs.items():
-        problems += _job_end(job, state.owned_pods(uid))
+        if job["metadata"]["name"] not in skip_jobs:
+            problems += _job_end(job, state.owned_pods(uid))
     problems += _replicas_end(state)
     return problems
+
+
+def _rfc3339(value: str) -> float:
+    return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
+
+
+def jobs_running_during(state: ClusterState, windows: list[tuple[float, float]]) -> frozenset[str]:
+    """The Jobs that existed unfinished during one of the windows (seconds precision, as the API's times)."""
+    names = set()
+    for job in state.jobs.values():
+        created = _rfc3339(job["metadata"]["creationTimestamp"])
+        finished = [
+            _rfc3339(c["lastTransitionTime"])
+            for c in job.get("status", {}).get("conditions") or []
+            if c.get("type") in ("Complete", "Failed")
+            and c.get("status") == "True"
+            and c.get("lastTransitionTime")
+        ]
+        if any(created <= end and (not finished or finished[0] + 1 >= start) for start, end in windows):
+            names.add(job["metadata"]["name"])
+    return frozenset(names)
 
 
 def _job_end(job: Obj, pods: list[Obj]) -> list[str]:

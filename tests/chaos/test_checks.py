@@ -10,8 +10,14 @@ import orjson
 import pytest
 
 from tests.chaos import workload
-from tests.chaos.invariants import ClusterState, unfinished
-from tests.chaos.leadership import LeaseTimeline, SocketOwners, WriteAudit, split_brain_windows
+from tests.chaos.invariants import ClusterState, jobs_running_during, unfinished
+from tests.chaos.leadership import (
+    LeaseTimeline,
+    SocketOwners,
+    WriteAudit,
+    parse_micro_time,
+    split_brain_windows,
+)
 from tests.chaos.schedule import DISRUPTIONS, LEASE_DURATION, build_schedule
 
 Obj = dict[str, Any]
@@ -165,3 +171,18 @@ def test_a_relist_is_checked_as_a_whole() -> None:
     pods = [_pod(f"p{n}", 2 + n, "uid-j") for n in range(4)]
     assert state.replace("pods", pods, 10) == ["Job j: 4 live pods over parallelism 3"]
     assert state.replace("pods", pods[:3], 11) == []
+
+
+def test_the_jobs_running_during_a_split_brain_window() -> None:
+    state = ClusterState()
+    done = {"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}
+    for name, created, conditions in [
+        ("before", "2026-01-01T00:00:00Z", [done]),
+        ("during", "2026-01-01T00:00:05Z", []),
+        ("after", "2026-01-01T00:00:30Z", []),
+    ]:
+        meta = _meta(name, 1, creationTimestamp=created)
+        state.apply("jobs", "ADDED", {"metadata": meta, "spec": {}, "status": {"conditions": conditions}})
+    start = parse_micro_time("2026-01-01T00:00:20.000000Z")
+    assert jobs_running_during(state, [(start, start + 5)]) == {"during"}
+    assert jobs_running_during(state, []) == frozenset()
