@@ -56,7 +56,7 @@ class ChaosResult:
             f"chaos seed {self.seed}: {len(self.steps)} steps, {self.events_checked} events checked, "
             f"{self.relists} relists, {len(self.violations)} invariant violations "
             f"(+{len(self.split_brain_violations)} in split brain), "
-            f"{len(self.split_brain_unfinished)} split-brain Jobs not ended as asked, "
+            f"{len(self.split_brain_unfinished)} problems of Jobs that ran in split brain, "
             f"{self.attributed_writes} manager writes attributed ({self.unattributed_writes} not), "
             f"{len(self.non_leader_writes)} from a non-leader, leaders {len(self.leaders)}, "
             f"manager exits {self.manager_exits}, converged in {self.converge_seconds:.1f}s"
