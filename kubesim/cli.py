@@ -15,6 +15,7 @@ import structlog
 
 from kubesim.server import audit
 from kubesim.sim import KubeSim
+from kubesim.storage.durable import DataDirError
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -69,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--history-size", type=_positive_int, default=10000, help="watch events kept for resumption"
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the cluster in DIR (SQLite) and continue from it on the next start; default: memory only",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for names, uids and faults")
     parser.add_argument(
@@ -126,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     try:
         asyncio.run(serve(args))
-    except OSError as exc:
+    except (OSError, DataDirError) as exc:  # a port in use, an unusable --data-dir
         sys.stderr.write(f"kubesim: error: {exc}\n")
         return 1
     return 0

@@ -12,7 +12,8 @@
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
 bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
-deleted; 0 = never).
+deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
+same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable).
 
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
@@ -38,6 +39,7 @@ from kubesim.api.context import ApiContext
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.resources.catalog import Registry
 from kubesim.server.app import build_app, seed_cluster
+from kubesim.storage.durable import SqliteJournal
 from kubesim.storage.eventttl import EventExpiry
 from kubesim.storage.store import Store
 from kubesim.storage.watch import WatchHub
@@ -68,6 +70,7 @@ class KubeSim:
         event_ttl: float = 3600.0,
         ssl_context: ssl.SSLContext | None = None,
         ca_pem: str | None = None,
+        data_dir: str | Path | None = None,
     ) -> None:
         """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
         that signed it, goes into the kubeconfig so clients verify the server as they would a real one."""
@@ -84,6 +87,8 @@ class KubeSim:
         self.event_ttl = event_ttl  # seconds after its last write an Event is deleted; 0 keeps them forever
         self.event_expiry: EventExpiry | None = None
         self.store = Store(history_size=history_size, clock=clock)
+        self.data_dir = data_dir
+        self.journal: SqliteJournal | None = None
         self.registry = Registry()
         self.watches = WatchHub()
         self.faults: Any = None
@@ -97,6 +102,17 @@ class KubeSim:
         self.api: Any = None
 
     async def start(self) -> KubeSim:
+        try:
+            return await self._start()
+        except BaseException:
+            await self.stop()  # close what did start (the data directory first of all)
+            raise
+
+    async def _start(self) -> KubeSim:
+        if self.data_dir is not None:
+            self.journal = SqliteJournal.open(self.data_dir)  # ValueError: not a kubesim data directory
+            self.journal.load(self.store)
+            self.journal.attach(self.store)
         seed_cluster(self.store)
         faults_mod = _optional("kubesim.faults.injector")
         if faults_mod is not None:
@@ -150,6 +166,9 @@ class KubeSim:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
             self._tmpdir = None

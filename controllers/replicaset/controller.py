@@ -81,11 +81,12 @@ class ReplicaSetController(Controller):
     flags = ReplicaSetFlags
     concurrency = "concurrent_replicaset_syncs"
     queue_name = "replicaset"
+    # Each verb is a call it makes (the event sender's rules are the manager's, not repeated here).
     rbac = (
-        PolicyRule(("apps",), ("replicasets",), ("get", "list", "watch", "update")),
+        PolicyRule(("apps",), ("replicasets",), ("get", "list", "watch")),
         PolicyRule(("apps",), ("replicasets/status",), ("update",)),
-        PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
+        PolicyRule(("apps",), ("replicasets/finalizers",), ("update",)),  # blockOwnerDeletion on its Pods
+        PolicyRule(("",), ("pods",), ("list", "watch", "create", "delete", "patch")),  # patch: adopt, release
     )
     # The handlers only read caches, settle expectations and enqueue: inline.
     watches: ClassVar[tuple[Watch, ...]] = (
