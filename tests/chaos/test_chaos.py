@@ -50,12 +50,6 @@ def test_everything_converges_once_the_faults_stop(chaos_run: ChaosResult) -> No
     assert not chaos_run.unfinished, "\n".join([*chaos_run.unfinished, _replay(chaos_run)])
 
 
-@pytest.mark.xfail(
-    reason="leader fencing is being built (branch fence): today a leader paused past its lease keeps writing "
-    "after it resumes, until its renew deadline passes, while the new leader writes too",
-    raises=AssertionError,
-    strict=False,
-)
 def test_no_write_from_a_replica_that_is_not_the_leader(chaos_run: ChaosResult) -> None:
     """Also the invariants broken while two replicas wrote, and the Jobs that ran then and did not end as
     asked: consequences of the stale writes."""
