@@ -72,5 +72,11 @@ bench: $(STAMP)
 	@$(PY) -c 'import kopf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+## make chaos: the chaos run alone (tests/chaos/README.md): CHAOS_SECONDS of faults (default 35),
+##   CHAOS_SEED to replay a run.
+.PHONY: chaos
+chaos: $(STAMP)
+	AIOKCM_CHAOS_SECONDS=$(or $(CHAOS_SECONDS),35) AIOKCM_CHAOS_SEED=$(CHAOS_SEED) $(PY) -m pytest -q -s tests/chaos
+
 clean:
 	rm -rf $(VENV) .sandbox .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 import structlog
 
+from kubesim.server import audit
 from kubesim.sim import KubeSim
 from kubesim.storage.durable import DataDirError
 
@@ -76,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the cluster in DIR (SQLite) and continue from it on the next start; default: memory only",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for names, uids and faults")
+    parser.add_argument(
+        "--audit-log-path", metavar="FILE", help="append one JSON line per mutating request to FILE"
+    )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
     return parser
 
@@ -99,7 +103,10 @@ async def serve(args: argparse.Namespace) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     # The other flags are the KubeSim arguments of the same name.
-    options = {name: value for name, value in vars(args).items() if name not in ("log_level", "kubeconfig")}
+    local = ("log_level", "kubeconfig", "audit_log_path")
+    options = {name: value for name, value in vars(args).items() if name not in local}
+    if args.audit_log_path:
+        audit.enable(args.audit_log_path)
     async with KubeSim(**options, kubeconfig_path=args.kubeconfig) as sim:
         tune_gc_for_a_dedicated_server()
         sys.stdout.write(f"kubesim ready at {sim.url}\n")

@@ -20,7 +20,7 @@ from kubesim.handlers.watch import watch_objects
 from kubesim.handlers.write import create_object, patch_object, update_object
 from kubesim.registry import crd
 from kubesim.resources.types import SEED_NAMESPACES
-from kubesim.server import discovery, openapi
+from kubesim.server import audit, discovery, openapi
 from kubesim.status import errors
 from kubesim.storage.store import Store
 
@@ -143,7 +143,8 @@ async def not_found(request: web.Request) -> web.Response:
 def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
     """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
     and its /kubesim/ routes."""
-    middlewares = [faults.middleware] if faults is not None else []
+    # the audit log (if enabled) outermost: it records the code of every answer, injected faults included
+    middlewares = [*audit.middlewares(), *([faults.middleware] if faults is not None else [])]
     app = web.Application(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
     crd.restore(ctx)
     crd.follow(ctx)
