@@ -198,10 +198,8 @@ async def test_impersonation_needs_the_impersonate_verb(api: Api, admin: As) -> 
 async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) -> None:
     await grant(admin, "default", "pod-reader", READ_PODS, {"kind": "User", "name": "alice"})
     sar = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
-    spec = {
-        "user": "alice",
-        "resourceAttributes": {"namespace": "default", "verb": "list", "resource": "pods"},
-    }
+    asked = {"namespace": "default", "verb": "list", "resource": "pods"}
+    spec: dict[str, Any] = {"user": "alice", "resourceAttributes": asked}
     status, review = await admin.call("POST", sar, {"spec": spec})
     assert status == 201
     assert review["status"] == {
@@ -219,7 +217,7 @@ async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) ->
     assert (await admin.call("POST", local, {"metadata": {"namespace": "default"}, "spec": spec}))[1][
         "status"
     ]["allowed"]
-    elsewhere = {**spec, "resourceAttributes": {**spec["resourceAttributes"], "namespace": "other"}}
+    elsewhere = {**spec, "resourceAttributes": {**asked, "namespace": "other"}}
     assert (await admin.call("POST", local, {"spec": elsewhere}))[0] == 422
 
     alice = As(api, "alice-token")
