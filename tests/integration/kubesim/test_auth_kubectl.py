@@ -50,8 +50,8 @@ async def test_can_i_and_whoami_answer_as_a_real_cluster(sim: KubeSim, tmp_path:
     code, _, err = await kubectl(sim, tmp_path, "get", "pods", nobody)
     assert code == 1
     assert (
-        'pods is forbidden: User "system:serviceaccount:default:nobody" cannot list resource "pods" in API group ""'
-        ' in the namespace "default"' in err
+        'pods is forbidden: User "system:serviceaccount:default:nobody" cannot list resource "pods"'
+        ' in API group "" in the namespace "default"' in err
     )
 
     assert (
