@@ -13,7 +13,8 @@ Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events 
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
 bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
 deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
-same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable).
+same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
+authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth).
 
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
