@@ -163,6 +163,24 @@ async def test_impersonation_needs_the_impersonate_verb(api: Api, admin: As) -> 
         "system:serviceaccounts:ns1",
         "system:authenticated",
     ]
+    # with system:unauthenticated among the groups asked for, system:authenticated is not added
+    headers = [
+        ("Authorization", f"Bearer {ADMIN_TOKEN}"),
+        ("Impersonate-User", "ghost"),
+        ("Impersonate-Group", "system:masters"),
+        ("Impersonate-Group", "system:unauthenticated"),
+        ("Impersonate-Extra-Scope", "a"),
+    ]
+    async with api.session.post(api.url + whoami, json={}, headers=headers) as response:
+        assert response.status == 201
+        review = await response.json()
+    assert review["status"]["userInfo"] == {
+        "username": "ghost",
+        "groups": ["system:masters", "system:unauthenticated"],
+        "extra": {"scope": ["a"]},
+    }
+    status, body = await As(api, ADMIN_TOKEN, Impersonate_Group="devs").call("POST", whoami, {})
+    assert status == 500 and "without impersonating a user" in body["message"]
     status, body = await As(api, "alice-token", Impersonate_User="bob").call("POST", whoami, {})
     assert (status, body["message"]) == (
         403,
