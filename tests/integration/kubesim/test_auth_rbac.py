@@ -143,6 +143,17 @@ async def test_service_account_tokens_from_the_token_request_api(api: Api, admin
     assert status == 201 and "authenticated" not in reviewed["status"] and reviewed["status"]["error"]
     # TokenReview is not for everyone
     assert (await bot.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", token_review))[0] == 403
+    delegator = {
+        "metadata": {"name": "bot-delegates"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "system:auth-delegator",
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": "bot", "namespace": "default"}],
+    }
+    assert (await admin.call("POST", f"{RBAC}/clusterrolebindings", delegator))[0] == 201
+    assert (await bot.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", token_review))[0] == 201
 
     await admin.call("DELETE", "/api/v1/namespaces/default/serviceaccounts/bot")
     assert (await bot.call("GET", "/api/v1/namespaces/default/pods"))[0] == 401
@@ -237,6 +248,7 @@ async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) ->
     ]["allowed"]
     elsewhere = {**spec, "resourceAttributes": {**asked, "namespace": "other"}}
     assert (await admin.call("POST", local, {"spec": elsewhere}))[0] == 422
+    assert (await admin.call("POST", local, {"metadata": {"namespace": "other"}, "spec": spec}))[0] == 400
 
     alice = As(api, "alice-token")
     ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -247,6 +259,10 @@ async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) ->
     assert (await alice.call("POST", sar, {"spec": spec}))[0] == 403  # reviewing others needs a grant
 
     rules_review = {"spec": {"namespace": "default"}}
+    status, rules = await admin.call(
+        "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", rules_review
+    )
+    assert {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]} in rules["status"]["resourceRules"]
     status, rules = await alice.call(
         "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", rules_review
     )
