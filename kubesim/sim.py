@@ -8,6 +8,7 @@
         sim.faults       # kubesim.faults.injector.Faults, or None when that module is absent
         sim.registry     # kubesim.resources.catalog.Registry (resource types, CRD-defined ones included)
         sim.clock        # callable returning the time in seconds (injectable)
+        sim.auth         # kubesim.auth.service.Auth: authentication (tokens) and authorization (RBAC)
 
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
