@@ -67,6 +67,16 @@ async def test_can_i_and_whoami_answer_as_a_real_cluster(sim: KubeSim, tmp_path:
         "no\n",
     )
     assert (await kubectl(sim, tmp_path, "get", "pods", nobody))[0] == 0
+    log = ("auth", "can-i", "get", "pods", "--subresource=log", nobody)
+    assert (await kubectl(sim, tmp_path, *log))[:2] == (
+        1,
+        "no\n",
+    )  # a resource does not grant its subresources
+    code, listed, _ = await kubectl(sim, tmp_path, "auth", "can-i", "--list", nobody)
+    assert code == 0
+    assert [line.split() for line in listed.splitlines() if line.startswith("pods ")] == [
+        ["pods", "[]", "[]", "[get", "list]"]
+    ]
 
 
 async def test_create_token_authenticates_as_the_service_account(sim: KubeSim, tmp_path: Path) -> None:
