@@ -15,10 +15,12 @@ help:
 # `make test` runs its tests and a broken plug-in path fails CI.
 EXAMPLE := examples/greeting-operator
 
-$(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
+# kubesim is its own distribution (packaging/kubesim), named by the `sandbox` extra; both are installed from this
+# checkout in one resolution (each requires the other's version).
+$(STAMP): pyproject.toml packaging/kubesim/pyproject.toml $(EXAMPLE)/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,sandbox]' -e packaging/kubesim
 	$(PY) -m pip install --quiet --no-deps -e $(EXAMPLE)
 	@touch $(STAMP)
 

@@ -414,6 +414,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     import structlog
 
     from manager.cli.sandbox import SandboxApplyError
+    from manager.client.config import ConfigError
     from manager.lifecycle.cluster import install
     from manager.lifecycle.manager import Manager
     from manager.lifecycle.server import ServerBindError
@@ -426,19 +427,14 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
         try:
             sandbox = await sandbox_module.Sandbox.start(settings)
         except sandbox_module.SandboxUnavailable as exc:
-            log.warning(
-                "--sandbox requested but unavailable; running without a cluster",
-                reason=str(exc),
-                skipped_apply=settings.sandbox_apply,
-            )
-        else:
-            settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
+            raise UsageError(str(exc)) from None
+        settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
     try:
         if sandbox is not None and settings.sandbox_apply:
             created = await sandbox_module.apply_manifests(sandbox.url, settings.sandbox_apply)
             log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
         return await Manager(settings, controllers, install=install).run()
-    except (ServerBindError, SandboxApplyError) as exc:
+    except (ServerBindError, SandboxApplyError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         if type(exc).__name__ == "ConfigException":  # kubernetes_asyncio: no usable kubeconfig/in-cluster

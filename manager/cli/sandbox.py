@@ -5,8 +5,8 @@ This is the only manager module allowed to import kubesim (an import-linter cont
 the cluster in ``--sandbox-data-dir`` when given (so a restart continues where it stopped), and applies the
 YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real cluster would: like ``kubectl
 apply`` (server-side apply: created when missing, brought back to the manifest when it exists, unchanged when
-it already matches), so a second start over the same data directory applies cleanly. When kubesim cannot be
-imported the manager still starts and says what is missing.
+it already matches), so a second start over the same data directory applies cleanly. kubesim comes with the
+`sandbox` extra; without it, --sandbox exits 2 with one line saying how to install it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ FIELD_MANAGER = "aiokcm-sandbox"
 
 
 class SandboxUnavailable(RuntimeError):
-    """kubesim is not installed or not built yet; the message says which."""
+    """kubesim is not installed or not built yet; the message says which (and how to install it)."""
 
 
 class SandboxApplyError(RuntimeError):
@@ -42,8 +42,10 @@ def load_kubesim_class() -> Any:
     """kubesim.KubeSim, imported only when --sandbox is used."""
     try:
         import kubesim
-    except ImportError as exc:
-        raise SandboxUnavailable(f"the kubesim package cannot be imported ({exc})") from None
+    except ImportError as exc:  # the production install and the image leave the extra out
+        raise SandboxUnavailable(
+            f"--sandbox needs kubesim, which is not installed ({exc}): pip install 'aiokcm[sandbox]'"
+        ) from None
     cls = getattr(kubesim, "KubeSim", None)
     if cls is None:
         raise SandboxUnavailable("kubesim.KubeSim does not exist yet (the API server emulator is not built)")

@@ -104,6 +104,24 @@ class Settings(BaseSettings):
     leader_elect_resource_namespace: str = Field(
         "kube-system", min_length=1, description="Namespace of the Lease object."
     )
+    apiserver_probe_interval: Duration = Field(
+        5.0,
+        ge=0,
+        description="How often the API server's /readyz is probed (every second while it fails) for the "
+        "apiserver readiness check and to end informer backoff at once when it answers again; 0 disables.",
+    )
+    apiserver_probe_timeout: Duration = Field(
+        3.0, gt=0, description="How long one probe of the API server may take before it counts as failed."
+    )
+    apiserver_probe_failure_threshold: int = Field(
+        3, ge=1, description="Failed probes in a row before the apiserver readiness check fails."
+    )
+    watch_idle_timeout: Duration = Field(
+        75.0,
+        gt=0,
+        description="A watch that sends nothing, not even a bookmark, for this long is presumed dead and "
+        "reopened; keep it above the API server's bookmark interval (about 1m for kube-apiserver).",
+    )
     bind_address: str = Field("0.0.0.0", description="Address the health/metrics server listens on.")
     port: int = Field(
         10257, ge=0, le=65535, description="Port of the health/metrics server; 0 picks a free port (logged)."

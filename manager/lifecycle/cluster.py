@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from manager.events import EventBroadcaster
     from manager.informers import InformerFactory
     from manager.leaderelection import LeaderElector
+    from manager.lifecycle.apiprobe import ApiServerProbe
     from manager.lifecycle.descriptor import ControllerInfo
     from manager.lifecycle.manager import BaseContext, Manager
 
@@ -84,18 +85,23 @@ class Cluster:
     def __init__(self, manager: Manager, client: ApiClient) -> None:
         from manager.events import EventBroadcaster
         from manager.informers import InformerFactory
+        from manager.informers.deadline import ReadDeadline
 
         self.manager = manager
         self.client = client
         # As kube-controller-manager's client builder: every component its own rate limiter and user agent
         # over the one connection pool, so a busy controller cannot starve the event sender, the informers'
         # lists, the lease renewals or another controller.
-        self.factory = InformerFactory(client.for_component("shared-informers"))
+        self.factory = InformerFactory(
+            client.for_component("shared-informers"),
+            deadline=ReadDeadline(manager.settings.watch_idle_timeout),
+        )
         self.broadcaster = EventBroadcaster(
             client.for_component("event-broadcaster", write_gate=self._events_write_gate)
         )
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None  # set by install() before any controller is built
+        self.probe: ApiServerProbe | None = None
 
     def _events_write_gate(self) -> None:
         # Events come from standby controllers too: refused only once this replica led and may not any more.
@@ -129,6 +135,7 @@ async def install(manager: Manager) -> None:
         return
     from manager.client.rest import ApiClient
     from manager.leaderelection import LeaderElectionRunnable, LeaderElector
+    from manager.lifecycle.apiprobe import install_probe
 
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
@@ -138,7 +145,8 @@ async def install(manager: Manager) -> None:
     manager.context_factory = cluster.context
     caches = CachesRunnable(cluster.factory, cluster.broadcaster, cluster.controllers)
     manager.add_runnable(Group.CACHES, caches)
-    manager.health.add("informers", cluster.factory.readiness_check, livez=False)
+    manager.health.add("informers", cluster.factory.readiness_check, livez=False, show_reason=True)
+    cluster.probe = install_probe(manager, client, cluster.factory.retry_now)
     if settings.leader_elect:
         cluster.elector = LeaderElector(
             client.for_component("leader-election"),
