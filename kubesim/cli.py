@@ -13,6 +13,8 @@ from typing import NoReturn
 
 import structlog
 
+from kubesim.auth.authn import TokenFileError
+from kubesim.auth.service import ALWAYS_ALLOW, MODES
 from kubesim.sim import KubeSim
 from kubesim.storage.durable import DataDirError
 
@@ -39,6 +41,14 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
     return number
+
+
+def _go_bool(value: str) -> bool:
+    if value.lower() in ("1", "t", "true"):
+        return True
+    if value.lower() in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {value}")
 
 
 def _port(value: str) -> int:
@@ -76,6 +86,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the cluster in DIR (SQLite) and continue from it on the next start; default: memory only",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for names, uids and faults")
+    parser.add_argument(
+        "--authorization-mode",
+        choices=MODES,
+        default=ALWAYS_ALLOW,
+        help="RBAC enforces the stored RBAC objects; AlwaysAllow (default) allows every request",
+    )
+    parser.add_argument(
+        "--token-auth-file",
+        metavar="PATH",
+        help='bearer tokens, one per line: token,user,uid,"group1,group2"',
+    )
+    parser.add_argument(
+        "--anonymous-auth",
+        type=_go_bool,
+        default=True,
+        metavar="BOOL",
+        help="in RBAC mode, serve requests without credentials as system:anonymous (default true)",
+    )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
     return parser
 
@@ -125,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     try:
         asyncio.run(serve(args))
-    except (OSError, DataDirError) as exc:  # a port in use, an unusable --data-dir
+    except (OSError, DataDirError, TokenFileError) as exc:  # a port in use, an unusable --data-dir
         sys.stderr.write(f"kubesim: error: {exc}\n")
         return 1
     return 0

@@ -36,6 +36,8 @@ from typing import Any
 from aiohttp import web
 
 from kubesim.api.context import ApiContext
+from kubesim.auth.authn import Authenticator, read_token_file
+from kubesim.auth.service import ALWAYS_ALLOW, MODES, Auth
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.resources.catalog import Registry
 from kubesim.server.app import build_app, seed_cluster
@@ -71,9 +73,23 @@ class KubeSim:
         ssl_context: ssl.SSLContext | None = None,
         ca_pem: str | None = None,
         data_dir: str | Path | None = None,
+        authorization_mode: str = ALWAYS_ALLOW,
+        token_auth_file: str | Path | None = None,
+        anonymous_auth: bool = True,
     ) -> None:
         """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
-        that signed it, goes into the kubeconfig so clients verify the server as they would a real one."""
+        that signed it, goes into the kubeconfig so clients verify the server as they would a real one.
+        `authorization_mode` "RBAC" enforces the stored RBAC objects (kubesim.auth), "AlwaysAllow" allows
+        all; `token_auth_file` adds bearer tokens (upstream's CSV); `anonymous_auth=False` answers 401 to
+        requests without credentials in RBAC mode."""
+        if authorization_mode not in MODES:
+            raise ValueError(
+                f"unknown authorization mode {authorization_mode!r}: want one of {', '.join(MODES)}"
+            )
+        self.authorization_mode = authorization_mode
+        self.static_tokens = read_token_file(token_auth_file) if token_auth_file is not None else {}
+        self.anonymous_auth = anonymous_auth
+        self.auth: Auth | None = None
         self.host = host
         self.port = port
         self.nodes = nodes
@@ -128,7 +144,9 @@ class KubeSim:
             seed=self.seed,
             rng=random.Random(self.seed),
         )
-        self.app = build_app(self.api, self.faults)
+        authenticator = Authenticator(self.store, self.static_tokens)
+        self.auth = Auth(self.store, self.authorization_mode, authenticator, self.anonymous_auth)
+        self.app = build_app(self.api, self.faults, self.auth)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.ssl_context)
@@ -166,6 +184,9 @@ class KubeSim:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.auth is not None:
+            self.auth.close()
+            self.auth = None
         if self.journal is not None:
             self.journal.close()
             self.journal = None

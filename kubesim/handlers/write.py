@@ -18,7 +18,6 @@ from kubesim.api.request import (
     media_type,
     read_body,
 )
-from kubesim.handlers import reviews
 from kubesim.merge import apply, patch
 from kubesim.registry import crd
 from kubesim.status import errors
@@ -53,8 +52,6 @@ def _after_write(ctx: ApiContext, write: Write, result: JSON) -> None:
 async def create_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     write = Write(ctx, request, target)
     obj = await write.read_object()
-    if target.rtype.review:
-        return write.respond(reviews.answer(target.rtype.kind, obj), 201)
     result = write.create(obj)
     _after_write(ctx, write, result)
     return write.respond(result, 201)
