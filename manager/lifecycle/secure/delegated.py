@@ -9,6 +9,7 @@ reviews are not cached.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Callable, Mapping
@@ -21,6 +22,9 @@ AUTHENTICATED, UNAUTHENTICATED = "system:authenticated", "system:unauthenticated
 # Allowed without asking, as apiserver's DelegatingAuthorizationOptions.AlwaysAllowGroups.
 ALWAYS_ALLOW_GROUPS = frozenset({"system:masters"})
 CACHE_SIZE = 4096
+# A review's whole time, retries included (apiserver's delegated options: a 10 s client timeout); the
+# request waits that long at most when the API server does not answer.
+REVIEW_TIMEOUT = 10.0
 
 V = TypeVar("V")
 
@@ -100,8 +104,10 @@ class DelegatedAuth:
         authorized_ttl: float = 10.0,
         unauthorized_ttl: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        review_timeout: float = REVIEW_TIMEOUT,
     ) -> None:
         self.client: ReviewClient | None = None
+        self.review_timeout = review_timeout
         self.token_ttl = token_ttl
         self.authorized_ttl, self.unauthorized_ttl = authorized_ttl, unauthorized_ttl
         self._tokens: TTLCache[tuple[UserInfo | None]] = TTLCache(clock)  # (None,): the token was refused
@@ -158,7 +164,10 @@ class DelegatedAuth:
             raise ReviewUnavailable("no API server to review with (no cluster wiring in this manager)")
         self.reviews_sent += 1
         try:
-            return await self.client.request_json("POST", path, body=review)
+            async with asyncio.timeout(self.review_timeout):
+                return await self.client.request_json("POST", path, body=review)
+        except TimeoutError:
+            raise ReviewUnavailable(f"{review['kind']} timed out after {self.review_timeout}s") from None
         except Exception as exc:  # any client error: the request is refused, the server goes on
             raise ReviewUnavailable(f"{review['kind']} failed: {exc}") from exc
 

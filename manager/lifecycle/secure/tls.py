@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import ssl
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,11 +90,7 @@ class ServingTLS:
 
     def _load_in_memory(self, bind_address: str) -> None:
         cert_pem, key_pem = self_signed_pem(bind_address)
-        # The ssl module loads certificates from files only: a private directory, gone once loaded.
-        with tempfile.TemporaryDirectory(prefix="aiokcm-cert-") as directory:
-            cert_path, key_path = Path(directory, "tls.crt"), Path(directory, "tls.key")
-            cert_path.write_bytes(cert_pem)
-            key_path.write_bytes(key_pem)
+        with _as_files(cert_pem, key_pem) as (cert_path, key_path):
             self._load(cert_path, key_path, "self-signed certificate")
 
     def reload_if_changed(self) -> bool:
@@ -125,6 +123,28 @@ class ServingTLS:
         while True:
             await asyncio.sleep(self.reload_interval)
             self.reload_if_changed()
+
+
+@contextlib.contextmanager
+def _as_files(cert_pem: bytes, key_pem: bytes) -> Iterator[tuple[Path, Path]]:
+    """The ssl module loads certificates from files only: anonymous memory files where Linux has them (a
+    read-only root filesystem, as the chart runs, has no writable /tmp), else a private temporary directory;
+    gone once loaded either way."""
+    if hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir():
+        fds = [os.memfd_create("aiokcm-serving-cert"), os.memfd_create("aiokcm-serving-key")]
+        try:
+            for fd, pem in zip(fds, (cert_pem, key_pem), strict=True):
+                os.write(fd, pem)
+            yield Path(f"/proc/self/fd/{fds[0]}"), Path(f"/proc/self/fd/{fds[1]}")
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="aiokcm-cert-") as directory:
+        cert_path, key_path = Path(directory, "tls.crt"), Path(directory, "tls.key")
+        cert_path.write_bytes(cert_pem)
+        key_path.write_bytes(key_pem)
+        yield cert_path, key_path
 
 
 def _reason(exc: OSError | ssl.SSLError) -> str:

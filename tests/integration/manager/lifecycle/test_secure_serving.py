@@ -1,0 +1,147 @@
+"""Secure serving against kubesim enforcing RBAC over HTTP: the manager's HTTPS port asks kubesim's real
+TokenReview and SubjectAccessReview APIs who a caller is and what it may read, as kube-controller-manager's
+secure port asks kube-apiserver."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from pathlib import Path
+
+import aiohttp
+import pytest
+import trustme
+
+from kubesim import KubeSim
+from manager.client.rest import create_client
+from manager.lifecycle.secure.certs import CERT_NAME, KEY_NAME
+from tests.integration.manager.lifecycle.secure_kit import (
+    TOKENS,
+    admin_client,
+    fetch,
+    rbac_kubesim,
+    secure_manager,
+)
+
+
+@pytest.fixture
+async def sim(tmp_path: Path) -> KubeSim:  # type: ignore[misc]
+    async with rbac_kubesim(tmp_path) as running:
+        yield running
+
+
+def status_of(body: str) -> dict[str, object]:
+    status: dict[str, object] = json.loads(body)
+    assert status["kind"] == "Status" and status["status"] == "Failure"
+    return status
+
+
+async def test_health_is_open_and_metrics_need_a_user_allowed_to_get_them(sim: KubeSim) -> None:
+    async with secure_manager(sim) as manager:
+        url = manager.server.url
+        for path in ("/healthz", "/readyz", "/livez"):
+            assert await fetch(url + path) == (200, "ok"), path
+
+        status, body = await fetch(url + "/metrics")
+        assert status == 403  # anonymous, then not allowed: as kube-controller-manager answers
+        assert status_of(body)["message"] == 'forbidden: User "system:anonymous" cannot get path "/metrics"'
+
+        status, body = await fetch(url + "/metrics", "not-a-token")
+        assert (status, status_of(body)["reason"], status_of(body)["message"]) == (
+            401,
+            "Unauthorized",
+            "Unauthorized",
+        )
+
+        status, body = await fetch(url + "/metrics", TOKENS["nobody"])
+        assert status == 403 and 'User "nobody" cannot get path "/metrics"' in status_of(body)["message"]  # type: ignore[operator]
+
+        status, body = await fetch(url + "/metrics", TOKENS["reader"])
+        assert status == 200 and "workqueue_adds_total" in body
+        # the reader may get /metrics only; ops may get /debug/*
+        assert (await fetch(url + "/debug/controllers", TOKENS["reader"]))[0] == 403
+        status, body = await fetch(url + "/debug/controllers", TOKENS["debugger"])
+        assert status == 200 and json.loads(body)["controllers"][0]["name"] == "replicaset-controller"
+        # exact paths, as apiserver's always-allow path authorizer: /healthz/<check> is not /healthz
+        assert (await fetch(url + "/healthz/ping"))[0] == 403
+        assert (await fetch(url + "/metrics", TOKENS["reader"], method="POST"))[0] == 403  # verb "post"
+
+
+async def test_answers_are_cached_until_their_ttl_and_a_revoked_grant_then_stops_working(
+    sim: KubeSim,
+) -> None:
+    async with secure_manager(sim, {"authorization_webhook_cache_authorized_ttl": "1h"}) as manager:
+        url, auth = manager.server.url, manager.server.auth
+        assert auth is not None
+        for _ in range(5):
+            assert (await fetch(url + "/metrics", TOKENS["reader"]))[0] == 200
+        assert auth.reviews_sent == 2  # one TokenReview, one SubjectAccessReview
+        client = await admin_client(sim)
+        try:
+            await client.request_json(
+                "DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/metrics-reader"
+            )
+        finally:
+            await client.close()
+        # still allowed from the cache: the TTL is what bounds how long a revoked grant lasts
+        assert (await fetch(url + "/metrics", TOKENS["reader"]))[0] == 200
+
+    async with secure_manager(sim, {"authorization_webhook_cache_authorized_ttl": "0s"}) as manager:
+        status, body = await fetch(manager.server.url + "/metrics", TOKENS["reader"])
+        assert status == 403
+        assert status_of(body)["message"] == 'forbidden: User "metrics-reader" cannot get path "/metrics"'
+
+
+async def test_client_certificates_of_the_client_ca_are_users(sim: KubeSim, tmp_path: Path) -> None:
+    client_ca, other_ca = trustme.CA(), trustme.CA()
+    ca_file = tmp_path / "client-ca.pem"
+    client_ca.cert_pem.write_to_path(str(ca_file))
+
+    def client_context(ca: trustme.CA, name: str, group: str | None = None) -> ssl.SSLContext:
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        ca.issue_cert("client.example", common_name=name, organization_name=group).configure_cert(context)
+        return context
+
+    async with secure_manager(sim, {"client_ca_file": str(ca_file)}) as manager:
+        url = manager.server.url
+        reader = client_context(client_ca, "metrics-reader")
+        assert (await fetch(url + "/metrics", ssl_context=reader))[0] == 200
+        ops = client_context(client_ca, "someone", "ops")
+        assert (await fetch(url + "/debug/controllers", ssl_context=ops))[0] == 200
+        assert (await fetch(url + "/metrics", ssl_context=ops))[0] == 403
+        with pytest.raises(aiohttp.ClientError):  # the handshake fails: not our client CA
+            await fetch(url + "/metrics", ssl_context=client_context(other_ca, "metrics-reader"))
+        assert (await fetch(url + "/healthz"))[0] == 200  # a client certificate stays optional
+
+
+async def test_the_self_signed_certificate_is_kept_in_cert_dir_and_reused(
+    sim: KubeSim, tmp_path: Path
+) -> None:
+    cert_dir = tmp_path / "certs"
+    for start in range(2):
+        async with secure_manager(sim, {"cert_dir": str(cert_dir)}) as manager:
+            if start == 0:
+                first = (cert_dir / CERT_NAME).read_bytes()
+                assert oct((cert_dir / KEY_NAME).stat().st_mode & 0o777) == "0o600"
+            assert (cert_dir / CERT_NAME).read_bytes() == first
+            # verifiable with the certificate itself as CA, for 127.0.0.1
+            verified = ssl.create_default_context(cafile=str(cert_dir / CERT_NAME))
+            assert await fetch(manager.server.url + "/healthz", ssl_context=verified) == (200, "ok")
+
+
+async def test_reviews_that_cannot_be_made_refuse_the_request_and_the_server_goes_on(sim: KubeSim) -> None:
+    async with secure_manager(sim) as manager:
+        # reviews sent to a closed port on 127.0.0.1: the API server unreachable
+        unreachable = await create_client(master="http://127.0.0.1:9", qps=0)
+        try:
+            manager.server.delegate_reviews_to(unreachable)
+            assert manager.server.auth is not None
+            manager.server.auth.review_timeout = 0.3  # the client would retry far longer
+            url = manager.server.url
+            assert (await fetch(url + "/metrics", TOKENS["reader"]))[0] == 401  # token not reviewed
+            status, body = await fetch(url + "/metrics")  # anonymous, access not reviewed
+            assert status == 500 and status_of(body)["reason"] == "InternalError"
+            assert await fetch(url + "/healthz") == (200, "ok")
+        finally:
+            await unreachable.close()
