@@ -12,6 +12,7 @@ authentication instead. Extra routes (e.g. the cluster wiring's own debug pages)
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMessage
 from prometheus_client import REGISTRY
 from prometheus_client.exposition import choose_encoder
 
@@ -29,6 +31,22 @@ log = structlog.get_logger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _TEXT_HEADERS = {"X-Content-Type-Options": "nosniff"}
+
+
+class _MalformedRequestsAtDebug(logging.Logger):
+    """aiohttp's server logger, except that a malformed request (an oversized header, garbage bytes) is
+    logged at debug level: aiohttp logs each with a traceback as an error, which anyone able to connect could
+    fill the log with. Errors of our own handlers stay errors."""
+
+    def __init__(self) -> None:
+        super().__init__("aiohttp.server.requests")
+        self.parent = logging.getLogger("aiohttp.server")
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, BadHttpMessage):
+            self.debug(msg, *args, exc_info=exc_info, **kwargs)
+        else:
+            super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
 class ServerBindError(Exception):
@@ -103,7 +121,9 @@ class HttpServer:
 
     async def start(self) -> None:
         # No access log: probes arrive every few seconds and would drown everything else.
-        runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(
+            self._app, access_log=None, handle_signals=False, logger=_MalformedRequestsAtDebug()
+        )
         await runner.setup()
         site = web.TCPSite(
             runner,
