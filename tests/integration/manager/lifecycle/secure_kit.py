@@ -29,6 +29,7 @@ TOKEN_FILE = (
     "nobody-token,nobody,uid-nobody\n"
 )
 RBAC = "rbac.authorization.k8s.io/v1"
+BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
 
 
 def cluster_role(name: str, urls: list[str]) -> dict[str, Any]:

@@ -14,10 +14,13 @@ import trustme
 
 from kubesim import KubeSim
 from manager.client.rest import create_client
+from manager.lifecycle.secure import DelegatedAuth
 from manager.lifecycle.secure.certs import CERT_NAME, KEY_NAME
 from tests.integration.manager.lifecycle.secure_kit import (
+    BINDINGS,
     TOKENS,
     admin_client,
+    binding,
     fetch,
     rbac_kubesim,
     secure_manager,
@@ -78,9 +81,7 @@ async def test_answers_are_cached_until_their_ttl_and_a_revoked_grant_then_stops
         assert auth.reviews_sent == 2  # one TokenReview, one SubjectAccessReview
         client = await admin_client(sim)
         try:
-            await client.request_json(
-                "DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/metrics-reader"
-            )
+            await client.request_json("DELETE", f"{BINDINGS}/metrics-reader")
         finally:
             await client.close()
         # still allowed from the cache: the TTL is what bounds how long a revoked grant lasts
@@ -145,3 +146,41 @@ async def test_reviews_that_cannot_be_made_refuse_the_request_and_the_server_goe
             assert await fetch(url + "/healthz") == (200, "ok")
         finally:
             await unreachable.close()
+
+
+async def test_cache_ttls_follow_the_clock_for_each_answer(sim: KubeSim) -> None:
+    """DelegatedAuth with a manual clock against kubesim's review APIs: an allowed answer lasts
+    authorized_ttl, a refusal unauthorized_ttl, a token's user token_ttl."""
+    now = [0.0]
+    auth = DelegatedAuth(token_ttl=10.0, authorized_ttl=10.0, unauthorized_ttl=2.0, clock=lambda: now[0])
+    auth.client = client = await admin_client(sim)
+    try:
+        reader = await auth.authenticate_token(TOKENS["reader"])
+        assert reader is not None and reader.name == "metrics-reader"
+        assert await auth.authenticate_token("not-a-token") is None
+        assert auth.reviews_sent == 2
+        assert (await auth.authorize(reader, "get", "/metrics")).allowed
+        assert not (await auth.authorize(reader, "get", "/debug/controllers")).allowed
+        assert auth.reviews_sent == 4
+
+        await client.request_json(
+            "POST",
+            BINDINGS,
+            body=binding("reader-debug", "debug-reader", {"kind": "User", "name": "metrics-reader"}),
+        )
+        await client.request_json("DELETE", f"{BINDINGS}/metrics-reader")
+        now[0] = 1.9  # both answers still cached
+        assert (await auth.authorize(reader, "get", "/metrics")).allowed
+        assert not (await auth.authorize(reader, "get", "/debug/controllers")).allowed
+        assert await auth.authenticate_token(TOKENS["reader"]) == reader
+        assert auth.reviews_sent == 4
+        now[0] = 2.1  # the refusal expired: asked again, now allowed
+        assert (await auth.authorize(reader, "get", "/debug/controllers")).allowed
+        assert (await auth.authorize(reader, "get", "/metrics")).allowed  # still the cached answer
+        assert auth.reviews_sent == 5
+        now[0] = 10.1  # the allowed answer and the token's user expired
+        assert not (await auth.authorize(reader, "get", "/metrics")).allowed
+        assert await auth.authenticate_token(TOKENS["reader"]) == reader
+        assert auth.reviews_sent == 7
+    finally:
+        await client.close()
