@@ -8,12 +8,14 @@
         sim.faults       # kubesim.faults.injector.Faults, or None when that module is absent
         sim.registry     # kubesim.resources.catalog.Registry (resource types, CRD-defined ones included)
         sim.clock        # callable returning the time in seconds (injectable)
+        sim.auth         # kubesim.auth.service.Auth: authentication (tokens) and authorization (RBAC)
 
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
 bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
 deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
-same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable).
+same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
+authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth).
 
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`

@@ -30,6 +30,11 @@ CLUSTER_ROLE_RULES: dict[str, list[JSON]] = {
         },
         {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
     ],
+    # bound by whoever delegates authentication and authorization to the API server (not bound here)
+    "system:auth-delegator": [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ],
 }
 CLUSTER_ROLE_BINDING_GROUPS: dict[str, list[str]] = {
     "cluster-admin": [MASTERS],

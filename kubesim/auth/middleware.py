@@ -64,7 +64,9 @@ def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo
         extra[key[len(EXTRA_PREFIX) :]] = tuple(headers.getall(key))
     if not name:
         if groups or uid or extra:
-            raise errors.bad_request("requested impersonation of groups, a uid or extras without a user")
+            raise errors.internal(
+                "requested impersonation of groups, a uid or extras without impersonating a user"
+            )
         return actual
     checks = [impersonation_attributes("user", name)]
     checks += [impersonation_attributes("group", group) for group in groups]
@@ -83,7 +85,10 @@ def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo
     account = split_service_account(name)
     if account is not None and not groups:
         groups = service_account_groups(account[0])
-    groups = with_group(groups, UNAUTHENTICATED if name == ANONYMOUS else AUTHENTICATED)
+    if name == ANONYMOUS:
+        groups = with_group(groups, UNAUTHENTICATED)
+    elif UNAUTHENTICATED not in groups:
+        groups = with_group(groups, AUTHENTICATED)
     return UserInfo(name, uid, groups, extra)
 
 

@@ -1,7 +1,8 @@
 """The RBAC authorizer (upstream `plugin/pkg/auth/authorizer/rbac/rbac.go`): the rules a user holds come from
 the ClusterRoleBindings and (in the request's namespace) RoleBindings whose subjects name the user, one of its
 groups, or its service account. Bindings are indexed by subject, rebuilt after any write to a binding, so a
-check reads only the bindings of that user and its groups, never all of them."""
+check reads only the bindings of that user and its groups, never all of them; and a decision is remembered
+until the next write of any RBAC object."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ ROLES = f"roles.{RBAC}"
 CLUSTER_ROLES = f"clusterroles.{RBAC}"
 ROLE_BINDINGS = f"rolebindings.{RBAC}"
 CLUSTER_ROLE_BINDINGS = f"clusterrolebindings.{RBAC}"
+DECISIONS_KEPT = 4096  # clients repeat the same few requests: their decisions are kept until RBAC changes
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,12 @@ class RbacAuthorizer:
         self.store = store
         self._cluster: _Subjects | None = None
         self._namespaced: dict[str, _Subjects] = {}
+        self._decisions: dict[tuple[UserInfo, Attributes], tuple[bool, str]] = {}
         self._subscriptions = [
-            store.subscribe(resource, self._binding_changed)
-            for resource in (ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS)
+            store.subscribe(ROLE_BINDINGS, self._binding_changed),
+            store.subscribe(CLUSTER_ROLE_BINDINGS, self._binding_changed),
+            store.subscribe(ROLES, self._role_changed),
+            store.subscribe(CLUSTER_ROLES, self._role_changed),
         ]
 
     def close(self) -> None:
@@ -97,6 +102,10 @@ class RbacAuthorizer:
 
     def _binding_changed(self, event: WatchEvent) -> None:
         self._cluster = None  # rebuilt by the next check
+        self._decisions.clear()
+
+    def _role_changed(self, event: WatchEvent) -> None:
+        self._decisions.clear()
 
     def _indexes(self) -> tuple[_Subjects, dict[str, _Subjects]]:
         if self._cluster is None:
@@ -131,6 +140,15 @@ class RbacAuthorizer:
         """(allowed, reason): the reason names the binding that allowed it, as upstream's does."""
         if MASTERS in user.groups:
             return True, ""
+        key = (user, attrs)
+        decision = self._decisions.get(key)
+        if decision is None:
+            if len(self._decisions) >= DECISIONS_KEPT:
+                self._decisions.clear()
+            decision = self._decisions[key] = self._decide(user, attrs)
+        return decision
+
+    def _decide(self, user: UserInfo, attrs: Attributes) -> tuple[bool, str]:
         namespace = attrs.namespace if attrs.resource_request else ""
         for grant in self.grants(user, namespace):
             for rule in self.role_rules(grant):

@@ -15,7 +15,7 @@ from kubesim.api.request import Target
 from kubesim.auth.attributes import Attributes
 from kubesim.auth.middleware import AUTH_KEY, request_user
 from kubesim.auth.service import Auth
-from kubesim.auth.user import UserInfo
+from kubesim.auth.user import MASTERS, UserInfo
 from kubesim.status import errors
 
 JSON = dict[str, Any]
@@ -72,6 +72,18 @@ def _attributes(kind: str, spec: JSON, namespace: str = "") -> Attributes:
     )
 
 
+def _check_namespace(obj: JSON, namespace: str) -> None:
+    """A LocalSubjectAccessReview is in the URL's namespace (as the generic create handler requires)."""
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    meta["namespace"] = namespace
+
+
 def _access_status(auth: Auth, user: UserInfo, attrs: Attributes) -> JSON:
     allowed, reason = auth.authorize(user, attrs)
     status: JSON = {"allowed": allowed}
@@ -81,14 +93,11 @@ def _access_status(auth: Auth, user: UserInfo, attrs: Attributes) -> JSON:
 
 
 def _rules_status(auth: Auth, user: UserInfo, namespace: str) -> JSON:
+    everything = ([dict(_ALL_RULES)], [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
     if not auth.enforcing:
-        return {
-            "resourceRules": [dict(_ALL_RULES)],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": False,
-        }
-    resource_rules: list[JSON] = []
-    url_rules: list[JSON] = []
+        return {"resourceRules": everything[0], "nonResourceRules": everything[1], "incomplete": False}
+    # system:masters holds every rule (kube-apiserver's privileged-group authorizer), then its RBAC ones
+    resource_rules, url_rules = everything if MASTERS in user.groups else ([], [])
     for rule in auth.rbac.rules_for(user, namespace):
         if rule.get("nonResourceURLs"):
             url_rules.append({"verbs": rule.get("verbs") or [], "nonResourceURLs": rule["nonResourceURLs"]})
@@ -129,6 +138,8 @@ def answer(auth: Auth, requester: UserInfo, target: Target, obj: JSON) -> JSON:
     elif kind == "SelfSubjectAccessReview":
         obj["status"] = _access_status(auth, requester, _attributes(kind, spec))
     else:  # SubjectAccessReview, LocalSubjectAccessReview
+        if target.namespace:
+            _check_namespace(obj, target.namespace)
         user = _spec_user(spec)
         if not user.name and not user.groups:
             raise _invalid(kind, "spec.user", "at least one of user or group must be specified", "")

@@ -143,6 +143,17 @@ async def test_service_account_tokens_from_the_token_request_api(api: Api, admin
     assert status == 201 and "authenticated" not in reviewed["status"] and reviewed["status"]["error"]
     # TokenReview is not for everyone
     assert (await bot.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", token_review))[0] == 403
+    delegator = {
+        "metadata": {"name": "bot-delegates"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "system:auth-delegator",
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": "bot", "namespace": "default"}],
+    }
+    assert (await admin.call("POST", f"{RBAC}/clusterrolebindings", delegator))[0] == 201
+    assert (await bot.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", token_review))[0] == 201
 
     await admin.call("DELETE", "/api/v1/namespaces/default/serviceaccounts/bot")
     assert (await bot.call("GET", "/api/v1/namespaces/default/pods"))[0] == 401
@@ -163,6 +174,24 @@ async def test_impersonation_needs_the_impersonate_verb(api: Api, admin: As) -> 
         "system:serviceaccounts:ns1",
         "system:authenticated",
     ]
+    # with system:unauthenticated among the groups asked for, system:authenticated is not added
+    headers = [
+        ("Authorization", f"Bearer {ADMIN_TOKEN}"),
+        ("Impersonate-User", "ghost"),
+        ("Impersonate-Group", "system:masters"),
+        ("Impersonate-Group", "system:unauthenticated"),
+        ("Impersonate-Extra-Scope", "a"),
+    ]
+    async with api.session.post(api.url + whoami, json={}, headers=headers) as response:
+        assert response.status == 201
+        review = await response.json()
+    assert review["status"]["userInfo"] == {
+        "username": "ghost",
+        "groups": ["system:masters", "system:unauthenticated"],
+        "extra": {"scope": ["a"]},
+    }
+    status, body = await As(api, ADMIN_TOKEN, Impersonate_Group="devs").call("POST", whoami, {})
+    assert status == 500 and "without impersonating a user" in body["message"]
     status, body = await As(api, "alice-token", Impersonate_User="bob").call("POST", whoami, {})
     assert (status, body["message"]) == (
         403,
@@ -198,10 +227,8 @@ async def test_impersonation_needs_the_impersonate_verb(api: Api, admin: As) -> 
 async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) -> None:
     await grant(admin, "default", "pod-reader", READ_PODS, {"kind": "User", "name": "alice"})
     sar = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
-    spec = {
-        "user": "alice",
-        "resourceAttributes": {"namespace": "default", "verb": "list", "resource": "pods"},
-    }
+    asked = {"namespace": "default", "verb": "list", "resource": "pods"}
+    spec: dict[str, Any] = {"user": "alice", "resourceAttributes": asked}
     status, review = await admin.call("POST", sar, {"spec": spec})
     assert status == 201
     assert review["status"] == {
@@ -219,8 +246,9 @@ async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) ->
     assert (await admin.call("POST", local, {"metadata": {"namespace": "default"}, "spec": spec}))[1][
         "status"
     ]["allowed"]
-    elsewhere = {**spec, "resourceAttributes": {**spec["resourceAttributes"], "namespace": "other"}}
+    elsewhere = {**spec, "resourceAttributes": {**asked, "namespace": "other"}}
     assert (await admin.call("POST", local, {"spec": elsewhere}))[0] == 422
+    assert (await admin.call("POST", local, {"metadata": {"namespace": "other"}, "spec": spec}))[0] == 400
 
     alice = As(api, "alice-token")
     ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -231,6 +259,10 @@ async def test_access_reviews_answer_with_the_authorizer(api: Api, admin: As) ->
     assert (await alice.call("POST", sar, {"spec": spec}))[0] == 403  # reviewing others needs a grant
 
     rules_review = {"spec": {"namespace": "default"}}
+    status, rules = await admin.call(
+        "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", rules_review
+    )
+    assert {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]} in rules["status"]["resourceRules"]
     status, rules = await alice.call(
         "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", rules_review
     )
