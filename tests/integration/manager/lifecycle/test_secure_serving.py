@@ -12,10 +12,13 @@ import aiohttp
 import pytest
 import trustme
 
+from controllers.replicaset import ReplicaSetController
 from kubesim import KubeSim
+from manager.cli.rbac import ControllerRbac, Identity, rbac_documents
 from manager.client.rest import create_client
 from manager.lifecycle.secure import DelegatedAuth
 from manager.lifecycle.secure.certs import CERT_NAME, KEY_NAME
+from tests.helpers import write_kubeconfig
 from tests.integration.manager.lifecycle.secure_kit import (
     BINDINGS,
     TOKENS,
@@ -184,3 +187,36 @@ async def test_cache_ttls_follow_the_clock_for_each_answer(sim: KubeSim) -> None
         assert auth.reviews_sent == 7
     finally:
         await client.close()
+
+
+async def test_the_generated_rbac_lets_the_manager_review_as_its_service_account(
+    sim: KubeSim, tmp_path: Path
+) -> None:
+    """The manager running as the aiokcm ServiceAccount with only what `aiokcm rbac` generates for it: its
+    reviews are allowed, so the metrics reader reads /metrics and the others are refused as before."""
+    identity = Identity()
+    rs = ReplicaSetController
+    documents = rbac_documents([ControllerRbac(rs.name, tuple(rs.rbac or ()))], identity)
+    client = await admin_client(sim)
+    try:
+        accounts = f"/api/v1/namespaces/{identity.namespace}/serviceaccounts"
+        account = {"kind": "ServiceAccount", "metadata": {"name": identity.service_account}}
+        await client.request_json("POST", accounts, body={"apiVersion": "v1", **account})
+        for document in documents:
+            kind = document["kind"]
+            namespace = document["metadata"].get("namespace")
+            scope = f"namespaces/{namespace}/" if namespace else ""
+            await client.request_json(
+                "POST", f"/apis/rbac.authorization.k8s.io/v1/{scope}{kind.lower()}s", body=document
+            )
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+        path = f"{accounts}/{identity.service_account}/token"
+        token = (await client.request_json("POST", path, body=request))["status"]["token"]
+    finally:
+        await client.close()
+    kubeconfig = write_kubeconfig(tmp_path, {"server": sim.url}, {"token": token})
+    async with secure_manager(sim, {"kubeconfig": kubeconfig}) as manager:
+        url = manager.server.url
+        assert (await fetch(url + "/metrics", TOKENS["reader"]))[0] == 200
+        assert (await fetch(url + "/metrics", TOKENS["nobody"]))[0] == 403
+        assert (await fetch(url + "/metrics", "not-a-token"))[0] == 401
