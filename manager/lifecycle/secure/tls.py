@@ -45,7 +45,9 @@ class ServingTLS:
         bind_address: str = "0.0.0.0",
         reload_interval: float = RELOAD_INTERVAL,
     ) -> None:
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        # Not create_default_context: it would trust the system's CAs for client certificates too, and
+        # --client-ca-file must be the only issuer of users.
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.minimum_version = ssl.TLSVersion.TLSv1_2
         self.reload_interval = reload_interval
         self._watched: tuple[Path, Path] | None = None

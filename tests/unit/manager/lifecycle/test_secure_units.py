@@ -4,14 +4,18 @@ the self-signed certificate and the settings that configure it."""
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from pathlib import Path
 
 import pytest
+import trustme
 from aiohttp.test_utils import make_mocked_request
 from cryptography import x509
 from pydantic import ValidationError
 
+from manager.cli.sandbox import metrics_hint
 from manager.config.settings import Settings
+from manager.lifecycle.secure import ServingTLS
 from manager.lifecycle.secure.certs import CERT_NAME, KEY_NAME, ensure_self_signed, self_signed_pem
 from manager.lifecycle.secure.delegated import TTLCache, UserInfo, user_of_certificate
 from manager.lifecycle.secure.filter import bearer_token, path_matcher
@@ -115,3 +119,21 @@ def test_always_allow_paths_take_a_comma_list() -> None:
         "/healthz",
         "/metrics",
     ]
+
+
+def test_client_certificates_are_trusted_from_the_client_ca_only(tmp_path: Path) -> None:
+    ca_file = tmp_path / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(ca_file))
+    assert ServingTLS(None, None).context.verify_mode == ssl.CERT_NONE  # no client certificates asked for
+    context = ServingTLS(None, None, client_ca_file=str(ca_file)).context
+    assert context.verify_mode == ssl.CERT_OPTIONAL  # a token remains the other way in
+    assert len(context.get_ca_certs()) == 1
+
+
+def test_the_sandbox_prints_how_to_read_metrics(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("users: [{name: u, user: {token: abc}}]\n")
+    secure = metrics_hint(Settings.load({"secure_port": "10300"}), kubeconfig)
+    assert secure == 'curl -k -H "Authorization: Bearer abc" https://127.0.0.1:10300/metrics'
+    assert "$TOKEN" in metrics_hint(Settings.load(), tmp_path / "missing")
+    assert metrics_hint(Settings.load({"port": "8080"}), kubeconfig) == "curl http://127.0.0.1:8080/metrics"
