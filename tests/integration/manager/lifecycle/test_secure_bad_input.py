@@ -86,7 +86,7 @@ async def still_reconciles(manager: Manager, client: Any, name: str) -> None:
     await wait_for(pods, 10.0, message=f"the ReplicaSet {name}'s pods")
 
 
-@pytest.mark.slow  # a few raw exchanges wait up to 2 s for the server to close
+@pytest.mark.slow  # ~70 HTTPS exchanges and a ReplicaSet to converge: about 2 s
 async def test_bad_requests_are_refused_and_the_manager_goes_on(tmp_path: Path) -> None:
     assert len(CASES) >= 50
     client_ca, other_ca = trustme.CA(), trustme.CA()
