@@ -12,6 +12,7 @@ it already matches), so a second start over the same data directory applies clea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -82,11 +83,24 @@ class Sandbox:
                 f"sandbox: cluster kept in {settings.sandbox_data_dir} (delete it to start fresh)", flush=True
             )
         print(f"sandbox: try  kubectl --kubeconfig {sandbox.kubeconfig} get jobs,pods -A", flush=True)
+        print(f"sandbox: metrics  {metrics_hint(settings, sandbox.kubeconfig)}", flush=True)
         log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
         return sandbox
 
     async def stop(self) -> None:
         await self._sim.__aexit__(None, None, None)
+
+
+def metrics_hint(settings: Settings, kubeconfig: Path) -> str:
+    """How to read /metrics: plain HTTP with the deprecated --port, else HTTPS (self-signed unless
+    --tls-cert-file) with a token the sandbox's API server accepts: the kubeconfig's."""
+    if settings.port is not None:
+        return f"curl http://127.0.0.1:{settings.port}/metrics"
+    token = "$TOKEN"
+    with contextlib.suppress(OSError, yaml.YAMLError, AttributeError, IndexError, KeyError, TypeError):
+        token = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))["users"][0]["user"]["token"]
+    port = settings.secure_port or "<the port logged at start>"
+    return f'curl -k -H "Authorization: Bearer {token}" https://127.0.0.1:{port}/metrics'
 
 
 def manifest_files(paths: Iterable[str]) -> list[Path]:
