@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help run test quick lint unit integration bench clean
+.PHONY: help run run-fresh test quick lint unit integration bench clean manifests
 
 ## make help: list the targets.
 help:
@@ -15,17 +15,32 @@ help:
 # `make test` runs its tests and a broken plug-in path fails CI.
 EXAMPLE := examples/greeting-operator
 
-$(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
+# kubesim is its own distribution (packaging/kubesim), named by the `sandbox` extra; both are installed from this
+# checkout in one resolution (each requires the other's version).
+$(STAMP): pyproject.toml packaging/kubesim/pyproject.toml $(EXAMPLE)/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,sandbox]' -e packaging/kubesim
 	$(PY) -m pip install --quiet --no-deps -e $(EXAMPLE)
 	@touch $(STAMP)
 
 ## make run: start the manager against an embedded kubesim cluster, with the CRDs of config/crd and the sample
-##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--port 0").
+##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--secure-port 0").
+##   The cluster is kept in .sandbox/ and the next `make run` continues it.
 run: $(STAMP)
-	$(VENV)/bin/aiokcm --sandbox --sandbox-apply config/crd,config/samples --controllers='*,pipeline' $(ARGS)
+	$(VENV)/bin/aiokcm --sandbox --sandbox-data-dir .sandbox --sandbox-apply config/crd,config/samples \
+		--controllers='*,pipeline' $(ARGS)
+
+## make run-fresh: forget the kept sandbox cluster (.sandbox/kubesim.db), then `make run`.
+run-fresh:
+	rm -f .sandbox/kubesim.db .sandbox/kubesim.db-wal .sandbox/kubesim.db-shm
+	$(MAKE) run
+
+## make manifests: regenerate the RBAC from the controllers' `rbac` declarations: config/rbac (kustomize) and
+##   charts/aiokcm/files/rbac.yaml (the chart's per-controller rules); tests/chart fails when they drift.
+manifests: $(STAMP)
+	$(VENV)/bin/aiokcm rbac --output-dir=config/rbac --controllers '*' --leader-elect-resource-namespace system
+	$(VENV)/bin/aiokcm rbac --chart --controllers '*,pipeline' > charts/aiokcm/files/rbac.yaml
 
 ## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
 ##   example operator in examples/greeting-operator (its own pytest configuration, as installed).
@@ -56,6 +71,12 @@ integration: $(STAMP)
 bench: $(STAMP)
 	@$(PY) -c 'import kopf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[test,bench]'
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+## make chaos: the chaos run alone (tests/chaos/README.md): CHAOS_SECONDS of faults (default 35),
+##   CHAOS_SEED to replay a run.
+.PHONY: chaos
+chaos: $(STAMP)
+	AIOKCM_CHAOS_SECONDS=$(or $(CHAOS_SECONDS),35) AIOKCM_CHAOS_SEED=$(CHAOS_SEED) $(PY) -m pytest -q -s tests/chaos
 
 clean:
 	rm -rf $(VENV) .sandbox .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -3,6 +3,7 @@ concurrent watchers. The server runs in a subprocess pinned to one core; the loa
 
     .venv/bin/python benchmarks/kubesim_throughput.py [--creates 6000] [--watchers 50] [--events 600]
     .venv/bin/python benchmarks/kubesim_throughput.py --pipeline   # kubesim's own write path, no HTTP
+    .venv/bin/python benchmarks/kubesim_throughput.py --authorization-mode RBAC   # every request through RBAC
 
 Targets (issue 3): >= 3,000 creates/s and >= 20,000 watch events/s across 50 watchers, server on one core.
 On a shared machine the HTTP figures move with the neighbours' load; `--pipeline` times the create path
@@ -16,6 +17,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -30,8 +32,25 @@ if core in cores:
     os.sched_setaffinity(0, {core})
 from kubesim import KubeSim
 
+# the load's user is no system:master: RBAC mode walks its bindings, among 1,000 other users' ones
+RBAC = "rbac.authorization.k8s.io"
+VERBS = ["create", "get", "list", "watch"]
+RULES = [{"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": VERBS}]
+
+def binding(name, user, namespace=None):
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    ref = {"apiGroup": RBAC, "kind": "ClusterRole", "name": "bench"}
+    return {"metadata": meta, "roleRef": ref, "subjects": [{"kind": "User", "name": user}]}
+
 async def main():
-    async with KubeSim(port=0, kubelet=False, history_size=10000) as sim:
+    mode, tokens = sys.argv[2], sys.argv[3]
+    async with KubeSim(port=0, kubelet=False, history_size=10000, authorization_mode=mode,
+                       token_auth_file=tokens) as sim:
+        sim.store.create(f"clusterroles.{RBAC}", {"metadata": {"name": "bench"}, "rules": RULES})
+        sim.store.create(f"clusterrolebindings.{RBAC}", binding("bench", "bench"))
+        for i in range(500):
+            sim.store.create(f"clusterrolebindings.{RBAC}", binding(f"other-{i}", f"user-{i}"))
+            sim.store.create(f"rolebindings.{RBAC}", binding(f"other-{i}", f"user-{i}", "default"))
         print(sim.url, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
@@ -41,9 +60,16 @@ CMS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
 
 
-def start_server(core: int) -> tuple[subprocess.Popen[str], str]:
+TOKEN = "bench-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def start_server(core: int, mode: str, token_file: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(core)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", SERVER, str(core), mode, token_file],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
@@ -100,6 +126,7 @@ class RawConnection:
     async def post(self, path: str, body: bytes) -> int:
         self.writer.write(
             f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {TOKEN}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n".encode()
             + body
         )
@@ -161,7 +188,7 @@ def report(label: str, count: int, wall: float, cpu: float) -> None:
 
 async def bench(pid: int, url: str, creates: int, watchers: int, events: int, concurrency: int) -> None:
     connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    async with aiohttp.ClientSession(connector=connector, headers=AUTH) as session:
         await create_many(url, CMS, configmap, "warm", 200, concurrency)
         cpu = cpu_seconds(pid)
         elapsed = await create_many(url, CMS, configmap, "cm", creates, concurrency)
@@ -227,15 +254,20 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--pipeline", action="store_true", help="time kubesim's create path in process")
+    parser.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC"), default="AlwaysAllow")
     args = parser.parse_args()
     if args.pipeline:
         asyncio.run(pipeline())
         return
     cores = sorted(os.sched_getaffinity(0))
     server_core = cores[0]
-    proc, url = start_server(server_core)
+    token_file = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)  # noqa: SIM115
+    token_file.write(f"{TOKEN},bench,1\n")
+    token_file.close()
+    proc, url = start_server(server_core, args.authorization_mode, token_file.name)
     if len(cores) > 1:
         os.sched_setaffinity(0, set(cores[1:]))
+    print(f"authorization mode {args.authorization_mode}")
     print(f"kubesim at {url}, server pinned to core {server_core}, load generator on {cores[1:] or cores}")
     try:
         asyncio.run(bench(proc.pid, url, args.creates, args.watchers, args.events, args.concurrency))
@@ -243,6 +275,7 @@ def main() -> None:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=10)
+        os.unlink(token_file.name)
 
 
 if __name__ == "__main__":

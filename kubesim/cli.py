@@ -13,7 +13,11 @@ from typing import NoReturn
 
 import structlog
 
+from kubesim.auth.authn import TokenFileError
+from kubesim.auth.service import ALWAYS_ALLOW, MODES
+from kubesim.server import audit
 from kubesim.sim import KubeSim
+from kubesim.storage.durable import DataDirError
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -38,6 +42,14 @@ def _positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
     return number
+
+
+def _go_bool(value: str) -> bool:
+    if value.lower() in ("1", "t", "true"):
+        return True
+    if value.lower() in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {value}")
 
 
 def _port(value: str) -> int:
@@ -69,7 +81,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--history-size", type=_positive_int, default=10000, help="watch events kept for resumption"
     )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the cluster in DIR (SQLite) and continue from it on the next start; default: memory only",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed for names, uids and faults")
+    parser.add_argument(
+        "--audit-log-path", metavar="FILE", help="append one JSON line per mutating request to FILE"
+    )
+    parser.add_argument(
+        "--authorization-mode",
+        choices=MODES,
+        default=ALWAYS_ALLOW,
+        help="RBAC enforces the stored RBAC objects; AlwaysAllow (default) allows every request",
+    )
+    parser.add_argument(
+        "--token-auth-file",
+        metavar="PATH",
+        help='bearer tokens, one per line: token,user,uid,"group1,group2"',
+    )
+    parser.add_argument(
+        "--anonymous-auth",
+        type=_go_bool,
+        default=True,
+        metavar="BOOL",
+        help="in RBAC mode, serve requests without credentials as system:anonymous (default true)",
+    )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
     return parser
 
@@ -93,7 +131,10 @@ async def serve(args: argparse.Namespace) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     # The other flags are the KubeSim arguments of the same name.
-    options = {name: value for name, value in vars(args).items() if name not in ("log_level", "kubeconfig")}
+    local = ("log_level", "kubeconfig", "audit_log_path")
+    options = {name: value for name, value in vars(args).items() if name not in local}
+    if args.audit_log_path:
+        audit.enable(args.audit_log_path)
     async with KubeSim(**options, kubeconfig_path=args.kubeconfig) as sim:
         tune_gc_for_a_dedicated_server()
         sys.stdout.write(f"kubesim ready at {sim.url}\n")
@@ -119,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.log_level)
     try:
         asyncio.run(serve(args))
-    except OSError as exc:
+    except (OSError, DataDirError, TokenFileError) as exc:  # a port in use, an unusable --data-dir
         sys.stderr.write(f"kubesim: error: {exc}\n")
         return 1
     return 0

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from kubesim.auth.authn import ADMIN_TOKEN
+
 
 def kubeconfig_text(url: str, name: str = "kubesim", ca_pem: str | None = None) -> str:
     """A kubeconfig for `url`; `ca_pem` (the CA that signed kubesim's TLS certificate) is embedded as
@@ -19,7 +21,7 @@ def kubeconfig_text(url: str, name: str = "kubesim", ca_pem: str | None = None) 
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": name, "cluster": cluster}],
-        "users": [{"name": name, "user": {"token": "kubesim-dummy-token"}}],
+        "users": [{"name": name, "user": {"token": ADMIN_TOKEN}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
         "current-context": name,
         "preferences": {},

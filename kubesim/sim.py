@@ -8,11 +8,14 @@
         sim.faults       # kubesim.faults.injector.Faults, or None when that module is absent
         sim.registry     # kubesim.resources.catalog.Registry (resource types, CRD-defined ones included)
         sim.clock        # callable returning the time in seconds (injectable)
+        sim.auth         # kubesim.auth.service.Auth: authentication (tokens) and authorization (RBAC)
 
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
 bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
-deleted; 0 = never).
+deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
+same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
+authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth).
 
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
@@ -35,9 +38,12 @@ from typing import Any
 from aiohttp import web
 
 from kubesim.api.context import ApiContext
+from kubesim.auth.authn import Authenticator, read_token_file
+from kubesim.auth.service import ALWAYS_ALLOW, MODES, Auth
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.resources.catalog import Registry
 from kubesim.server.app import build_app, seed_cluster
+from kubesim.storage.durable import SqliteJournal
 from kubesim.storage.eventttl import EventExpiry
 from kubesim.storage.store import Store
 from kubesim.storage.watch import WatchHub
@@ -68,9 +74,24 @@ class KubeSim:
         event_ttl: float = 3600.0,
         ssl_context: ssl.SSLContext | None = None,
         ca_pem: str | None = None,
+        data_dir: str | Path | None = None,
+        authorization_mode: str = ALWAYS_ALLOW,
+        token_auth_file: str | Path | None = None,
+        anonymous_auth: bool = True,
     ) -> None:
         """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
-        that signed it, goes into the kubeconfig so clients verify the server as they would a real one."""
+        that signed it, goes into the kubeconfig so clients verify the server as they would a real one.
+        `authorization_mode` "RBAC" enforces the stored RBAC objects (kubesim.auth), "AlwaysAllow" allows
+        all; `token_auth_file` adds bearer tokens (upstream's CSV); `anonymous_auth=False` answers 401 to
+        requests without credentials in RBAC mode."""
+        if authorization_mode not in MODES:
+            raise ValueError(
+                f"unknown authorization mode {authorization_mode!r}: want one of {', '.join(MODES)}"
+            )
+        self.authorization_mode = authorization_mode
+        self.static_tokens = read_token_file(token_auth_file) if token_auth_file is not None else {}
+        self.anonymous_auth = anonymous_auth
+        self.auth: Auth | None = None
         self.host = host
         self.port = port
         self.nodes = nodes
@@ -84,6 +105,8 @@ class KubeSim:
         self.event_ttl = event_ttl  # seconds after its last write an Event is deleted; 0 keeps them forever
         self.event_expiry: EventExpiry | None = None
         self.store = Store(history_size=history_size, clock=clock)
+        self.data_dir = data_dir
+        self.journal: SqliteJournal | None = None
         self.registry = Registry()
         self.watches = WatchHub()
         self.faults: Any = None
@@ -97,6 +120,17 @@ class KubeSim:
         self.api: Any = None
 
     async def start(self) -> KubeSim:
+        try:
+            return await self._start()
+        except BaseException:
+            await self.stop()  # close what did start (the data directory first of all)
+            raise
+
+    async def _start(self) -> KubeSim:
+        if self.data_dir is not None:
+            self.journal = SqliteJournal.open(self.data_dir)  # ValueError: not a kubesim data directory
+            self.journal.load(self.store)
+            self.journal.attach(self.store)
         seed_cluster(self.store)
         faults_mod = _optional("kubesim.faults.injector")
         if faults_mod is not None:
@@ -112,7 +146,9 @@ class KubeSim:
             seed=self.seed,
             rng=random.Random(self.seed),
         )
-        self.app = build_app(self.api, self.faults)
+        authenticator = Authenticator(self.store, self.static_tokens)
+        self.auth = Auth(self.store, self.authorization_mode, authenticator, self.anonymous_auth)
+        self.app = build_app(self.api, self.faults, self.auth)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, ssl_context=self.ssl_context)
@@ -150,6 +186,12 @@ class KubeSim:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.auth is not None:
+            self.auth.close()
+            self.auth = None
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
             self._tmpdir = None

@@ -55,10 +55,12 @@ class CronJobController(Controller):
     flags = CronJobFlags
     concurrency = "concurrent_cron_job_syncs"
     queue_name = "cronjob"
+    # Each verb is a call it makes (the event sender's rules are the manager's, not repeated here).
     rbac = (
-        PolicyRule(("batch",), ("cronjobs",), ("get", "list", "watch", "update", "patch")),
+        PolicyRule(("batch",), ("cronjobs",), ("get", "list", "watch")),
         PolicyRule(("batch",), ("cronjobs/status",), ("update",)),
-        PolicyRule(("batch",), ("jobs",), ("get", "list", "watch", "create", "update", "patch", "delete")),
+        PolicyRule(("batch",), ("cronjobs/finalizers",), ("update",)),  # blockOwnerDeletion on its Jobs
+        PolicyRule(("batch",), ("jobs",), ("get", "list", "watch", "create", "delete")),
     )
     watches = (WatchesWith(CRONJOBS, CronJobEvents, inline=True), WatchesWith(JOBS, JobEvents, inline=True))
 

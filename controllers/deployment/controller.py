@@ -76,14 +76,13 @@ class DeploymentController(Controller):
     flags = DeploymentFlags
     concurrency = "concurrent_deployment_syncs"
     queue_name = "deployment"
+    # Each verb is a call it makes (the event sender's rules are the manager's, not repeated here).
     rbac = (
-        PolicyRule(("apps",), ("deployments",), ("get", "list", "watch", "update", "patch")),
+        PolicyRule(("apps",), ("deployments",), ("get", "list", "watch", "update")),  # update: rollback
         PolicyRule(("apps",), ("deployments/status",), ("update",)),
-        PolicyRule(
-            ("apps",), ("replicasets",), ("get", "list", "watch", "create", "update", "patch", "delete")
-        ),
-        PolicyRule(("",), ("pods",), ("get", "list", "watch")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
+        PolicyRule(("apps",), ("deployments/finalizers",), ("update",)),  # blockOwnerDeletion on its RSs
+        PolicyRule(("apps",), ("replicasets",), ("list", "watch", "create", "update", "patch", "delete")),
+        PolicyRule(("",), ("pods",), ("list", "watch")),
     )
     # Same unselected watches as the ReplicaSet controller: one informer each for the whole process.
     watches: ClassVar[tuple[Watch, ...]] = (
@@ -97,6 +96,12 @@ class DeploymentController(Controller):
         self._selectors = SelectorCache(self.log, "deployment")
         self.rs_writes = WriteMemo()
         self.d_writes = WriteMemo()
+
+    def on_new_history(self) -> None:
+        # Our writes' resourceVersions no longer compare with the new history's.
+        self.rs_writes.clear()
+        self.d_writes.clear()
+        super().on_new_history()
 
     def setup(self) -> None:
         super().setup()

@@ -69,5 +69,9 @@ class WriteMemo:
     def forget(self, uid: str) -> None:
         self._written.pop(uid, None)
 
+    def clear(self) -> None:
+        """Forget every write (a new history of the server: its resourceVersions no longer compare)."""
+        self._written.clear()
+
     def __len__(self) -> int:
         return len(self._written)

@@ -64,11 +64,9 @@ class GarbageCollectorController(Controller):
     # The base class's key queue is unused; naming it like the attempt-to-delete queue keeps a stray
     # `workqueue_*{name="garbage_collector"}` series out of the metrics.
     queue_name = "garbage_collector_attempt_to_delete"
-    # system:controller:generic-garbage-collector, plus events.
-    rbac = (
-        PolicyRule(("*",), ("*",), ("get", "list", "watch", "patch", "update", "delete")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
-    )
+    # Metadata informers on every deletable resource, gets before acting, patches of ownerReferences and
+    # finalizers, deletes of dependents (the event sender's rules are the manager's, not repeated here).
+    rbac = (PolicyRule(("*",), ("*",), ("get", "list", "watch", "patch", "delete")),)
     need_leader_election = True
     resync_period: ClassVar[float] = 30.0  # core.go: how often discovery is read again
     initial_sync_timeout: ClassVar[float] = 30.0  # how long the workers wait for the monitors at start

@@ -82,10 +82,12 @@ class NamespaceController(Controller):
     concurrency = "concurrent_namespace_syncs"
     queue_name = "namespace"
     rate_limiter = staticmethod(namespace_rate_limiter)
+    # Each verb is a call it makes: it lists and deletes (one by one or by collection) whatever a
+    # Terminating namespace holds, then updates the namespace's status and finalize subresources.
     rbac = (
-        PolicyRule(("",), ("namespaces",), ("get", "list", "watch", "delete")),
+        PolicyRule(("",), ("namespaces",), ("get", "list", "watch")),
         PolicyRule(("",), ("namespaces/finalize", "namespaces/status"), ("update",)),
-        PolicyRule(("*",), ("*",), ("get", "list", "delete", "deletecollection")),
+        PolicyRule(("*",), ("*",), ("list", "delete", "deletecollection")),
     )
 
     # Upstream values; tests subclass to shorten them. The grace period is namespaceDeletionGracePeriod; the

@@ -65,12 +65,12 @@ class PipelineController(Controller):
     aliases = ("pipeline",)
     enabled_by_default = False
     concurrency = 2
+    # Each verb is a call it makes (the event sender's rules are the manager's, not repeated here).
     rbac = (
-        PolicyRule((GROUP,), ("pipelines",), ("get", "list", "watch")),
-        PolicyRule((GROUP,), ("pipelines/status",), ("get", "update", "patch")),
+        PolicyRule((GROUP,), ("pipelines",), ("list", "watch")),
+        PolicyRule((GROUP,), ("pipelines/status",), ("patch",)),
         PolicyRule((GROUP,), ("pipelines/finalizers",), ("update",)),  # blockOwnerDeletion on its Jobs
         PolicyRule(("batch",), ("jobs",), ("get", "list", "watch", "create")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
     )
     # Owns(JOBS): the Job controller's unselected, full Jobs informer, shared (one watch for both).
     watches = (For(PIPELINES), Owns(JOBS))

@@ -81,11 +81,12 @@ class ReplicaSetController(Controller):
     flags = ReplicaSetFlags
     concurrency = "concurrent_replicaset_syncs"
     queue_name = "replicaset"
+    # Each verb is a call it makes (the event sender's rules are the manager's, not repeated here).
     rbac = (
-        PolicyRule(("apps",), ("replicasets",), ("get", "list", "watch", "update")),
+        PolicyRule(("apps",), ("replicasets",), ("get", "list", "watch")),
         PolicyRule(("apps",), ("replicasets/status",), ("update",)),
-        PolicyRule(("",), ("pods",), ("get", "list", "watch", "create", "delete", "patch")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
+        PolicyRule(("apps",), ("replicasets/finalizers",), ("update",)),  # blockOwnerDeletion on its Pods
+        PolicyRule(("",), ("pods",), ("list", "watch", "create", "delete", "patch")),  # patch: adopt, release
     )
     # The handlers only read caches, settle expectations and enqueue: inline.
     watches: ClassVar[tuple[Watch, ...]] = (
@@ -102,6 +103,11 @@ class ReplicaSetController(Controller):
         self._last_write: dict[str, tuple[Obj, Obj]] = {}  # key → (cached object replaced, our write)
 
     # ------------------------------------------------------------------ wiring
+    def on_new_history(self) -> None:
+        # Pods we expected to see created or deleted may never show up in the new history.
+        self.expectations.clear()
+        super().on_new_history()
+
     def setup(self) -> None:
         super().setup()
         ensure_indexer(self.pods.indexer, CONTROLLER_UID_INDEX, controller_uid_index)

@@ -92,6 +92,7 @@ def _resolve(registry: Registry, path: str) -> Target | None:
         or (sub == "scale" and rtype.scale is not None)
         or (sub == "finalize" and rtype.plural == "namespaces" and not group)
         or (sub in ("binding", "eviction", "log") and rtype.plural == "pods" and not group)
+        or (sub == "token" and rtype.plural == "serviceaccounts" and not group)
     ):
         return None
     all_namespaces = rtype.namespaced and not namespaced_path

@@ -75,6 +75,9 @@ NonResourceAttributes        1 path s, 2 verb s
 SelfSubjectRulesReview       1 metadata ObjectMeta, 2 spec SelfSubjectRulesReviewSpec
 SelfSubjectRulesReviewSpec   1 namespace s
 SelfSubjectReview            1 metadata ObjectMeta
+TokenRequest                 1 metadata ObjectMeta, 2 spec TokenRequestSpec
+TokenRequestSpec             1 audiences [s], 3 boundObjectRef BoundObjectReference, 4 expirationSeconds i?
+BoundObjectReference         1 kind s, 2 apiVersion s, 3 name s, 4 uid s
 """
 
 Field = tuple[str, str]

@@ -14,9 +14,12 @@ from kubesim.api import table
 from kubesim.api.context import ApiContext, encode, multi_version, to_view
 from kubesim.api.request import Accept, Target, negotiate, parse_bool, query_bool, query_int
 from kubesim.handlers.read import parse_rv, selectors, too_large, validate_list_options
+from kubesim.registry.crd import CRD_KEY
 from kubesim.resources.types import ResourceType
 from kubesim.status import errors
+from kubesim.storage.records import Subscription
 from kubesim.storage.store import Entry, WatchEvent
+from kubesim.storage.watch import WatchStream
 
 JSON = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -141,11 +144,28 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
             raise
         stream.close(orjson.dumps({"type": "ERROR", "object": err.status()}) + b"\n")
     subscription = store.subscribe(rtype.key, deliver)
+    definition = _end_with_definition(ctx, rtype, stream)
     try:
         return await _serve(ctx, request, stream, encoder, timeout, bookmarks)
     finally:
         subscription.close()
+        if definition is not None:
+            definition.close()
         ctx.watches.release(stream)
+
+
+def _end_with_definition(ctx: ApiContext, rtype: ResourceType, stream: WatchStream) -> Subscription | None:
+    """A custom resource's watches end when its CRD is gone, as the API server tears the resource's storage
+    down (apiextensions-apiserver's crdHandler.removeDeadStorage): clients relist and then see the 404."""
+    if rtype.crd is None:
+        return None
+    name = rtype.crd["metadata"]["name"]
+
+    def on_crd(event: WatchEvent) -> None:
+        if event.type == "DELETED" and event.entry.name == name:
+            stream.close()
+
+    return ctx.store.subscribe(CRD_KEY, on_crd)
 
 
 async def _serve(

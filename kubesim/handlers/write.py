@@ -17,7 +17,6 @@ from kubesim.api.request import (
     media_type,
     read_body,
 )
-from kubesim.handlers import reviews
 from kubesim.merge import apply, patch
 from kubesim.registry import crd
 from kubesim.status import errors
@@ -54,9 +53,6 @@ def _after_write(ctx: ApiContext, write: Write, result: JSON) -> None:
 async def create_object(ctx: ApiContext, request: web.Request, target: Target) -> web.StreamResponse:
     write = Write(ctx, request, target)
     obj = await write.read_object()
-    if target.rtype.review:
-        write.check_fields(obj)  # decoded like any object first: a wrongly typed spec is a 400
-        return write.respond(reviews.answer(target.rtype.kind, obj), 201)
     result = write.create(obj)
     _after_write(ctx, write, result)
     return write.respond(result, 201)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.kubelet.clock import Clock, Timer, as_clock
-from kubesim.kubelet.nodes import host_ip, node_name, node_object, pod_ip
+from kubesim.kubelet.nodes import host_ip, node_name, node_object, pod_ip, pod_ip_serial
 from kubesim.kubelet.pods import (
     KILLED_EXIT_CODE,
     UNSCHEDULABLE,
@@ -106,7 +106,17 @@ class Kubelet:
         ]
         for entry in self.store.entries("pods"):
             self._mark((entry.namespace, entry.name))
+            self._take_over(entry.obj)
         self._task = asyncio.create_task(self._run(), name="kubesim-kubelet")
+
+    def _take_over(self, pod: Obj) -> None:
+        """A pod already stored at start (restored from a data directory): new pod IPs are numbered after
+        its IP, and its finished attempts count for `fail-attempts`."""
+        self._ledger.count_restored(pod)
+        node = pod.get("spec", {}).get("nodeName")
+        if node in self._ip_serial:
+            serial = pod_ip_serial(str(pod.get("status", {}).get("podIP", "")))
+            self._ip_serial[node] = max(self._ip_serial[node], serial)
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:

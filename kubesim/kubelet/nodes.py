@@ -26,6 +26,14 @@ def pod_ip(node_index: int, serial: int) -> str:
     return f"10.{100 + node_index}.{(serial // 250) % 256}.{serial % 250 + 2}"
 
 
+def pod_ip_serial(ip: str) -> int:
+    """The serial `pod_ip` made `ip` from (0 for an address it did not make)."""
+    parts = ip.split(".")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        return 0
+    return int(parts[2]) * 250 + int(parts[3]) - 2
+
+
 def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 

@@ -138,6 +138,18 @@ class AttemptLedger:
         self._finished[key] = attempt + 1
         return attempt
 
+    def count_restored(self, pod: Obj) -> None:
+        """Count the attempts a pod restored from a data directory already finished: its main container's
+        restarts in place, and its own end (unless it was killed rather than exited)."""
+        status = pod.get("status") or {}
+        statuses = status.get("containerStatuses") or [{}]
+        finished = int(statuses[0].get("restartCount", 0) or 0)
+        if status.get("phase") in ("Succeeded", "Failed") and status.get("reason") != "DeadlineExceeded":
+            finished += 0 if (pod.get("metadata") or {}).get("deletionTimestamp") else 1
+        if finished:
+            key = PodBehaviour.of(pod).attempt_key
+            self._finished[key] = self._finished.get(key, 0) + finished
+
     def forget_owner(self, owner: str) -> None:
         for key in [k for k in self._finished if k[0] == owner]:
             del self._finished[key]

@@ -85,8 +85,7 @@ def _workload(group: str, plural: str, kind: str, **kw: Any) -> ResourceType:
 
 
 def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> ResourceType:
-    """An access or identity review: create-only and never stored. RBAC is stored, not enforced, so every
-    access review is allowed."""
+    """An access or identity review: create-only and never stored (kubesim.handlers.reviews answers it)."""
     return _t(group, plural, kind, namespaced=namespaced, verbs=("create",), review=True)
 
 

@@ -12,15 +12,19 @@ from aiohttp import web
 
 from kubesim.api.context import ApiContext, error_response
 from kubesim.api.request import Target, check_list_options, negotiate, parse_bool, resolve
+from kubesim.auth.middleware import AUTH_KEY, auth_middleware
+from kubesim.auth.service import Auth
 from kubesim.handlers.delete import delete_collection, delete_object
 from kubesim.handlers.pods import bind_pod, evict_pod, pod_log
 from kubesim.handlers.read import get_object, list_objects
+from kubesim.handlers.reviews import create_review
 from kubesim.handlers.scale import get_scale, write_scale
+from kubesim.handlers.tokens import create_token
 from kubesim.handlers.watch import watch_objects
 from kubesim.handlers.write import create_object, patch_object, update_object
 from kubesim.registry import crd
 from kubesim.resources.types import SEED_NAMESPACES
-from kubesim.server import discovery, openapi
+from kubesim.server import audit, discovery, openapi
 from kubesim.server.limits import LimitedApplication, closing, header_bytes_error, http_error, status_errors
 from kubesim.status import errors
 from kubesim.storage.store import Store
@@ -60,10 +64,14 @@ def _pick(request: web.Request, target: Target) -> Handler:
     method, sub, named = request.method, target.subresource, bool(target.name)
     if (
         (target.rtype.review and (method != "POST" or named))
-        or (sub in ("binding", "eviction") and method != "POST")
+        or (sub in ("binding", "eviction", "token") and method != "POST")
         or (sub == "log" and method != "GET")
     ):
         raise errors.method_not_allowed()  # create-only
+    if target.rtype.review:
+        return create_review
+    if sub == "token":
+        return create_token
     if method == "GET":
         watch = target.legacy_watch or parse_bool(request.query.get("watch"), "watch")
         if not named or watch:
@@ -153,11 +161,16 @@ async def not_found(request: web.Request) -> web.Response:
     return closing(error_response(too_large)) if too_large else error_response(errors.resource_not_found())
 
 
-def build_app(ctx: ApiContext, faults: Any = None) -> web.Application:
+def build_app(ctx: ApiContext, faults: Any = None, auth: Auth | None = None) -> web.Application:
     """The application serving `ctx`; `faults` (a kubesim.faults.injector.Faults, or None) adds its middleware
-    and its /kubesim/ routes."""
-    middlewares = [status_errors, *([faults.middleware] if faults is not None else [])]
+    and its /kubesim/ routes; `auth` authenticates and authorizes (default: AlwaysAllow)."""
+    auth = auth if auth is not None else Auth(ctx.store)
+    # the audit log (if enabled) outermost: it records the code of every answer, injected faults included;
+    # then aiohttp's own HTTP errors turned into Statuses
+    middlewares = [*audit.middlewares(), status_errors, *([faults.middleware] if faults is not None else [])]
+    middlewares.append(auth_middleware(auth))
     app = LimitedApplication(middlewares=middlewares, client_max_size=ctx.max_body_bytes + 1024)
+    app[AUTH_KEY] = auth
     crd.restore(ctx)
     crd.follow(ctx)
     if faults is not None:

@@ -45,6 +45,8 @@ def _subresources(rtype: ResourceType) -> list[tuple[str, tuple[str, ...], tuple
         subs.append(("binding", ("create",), ("", "v1", "Binding")))
         subs.append(("eviction", ("create",), ("policy", "v1", "Eviction")))
         subs.append(("log", ("get",), ("", "v1", "Pod")))
+    if rtype.plural == "serviceaccounts" and not rtype.group:
+        subs.append(("token", ("create",), ("authentication.k8s.io", "v1", "TokenRequest")))
     if rtype.status:
         subs.append(("status", SUB_VERBS, None))
     if rtype.scale is not None:

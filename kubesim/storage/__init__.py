@@ -1,1 +1,2 @@
-"""The object store: resourceVersions, watch history, change events, open watch streams and Event expiry."""
+"""The object store: resourceVersions, watch history, change events, open watch streams, Event expiry, and
+its durable form (SQLite, `--data-dir`)."""

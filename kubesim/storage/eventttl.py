@@ -23,7 +23,11 @@ class EventExpiry:
         self.ttl = ttl
         self.clock = clock
         self.sweep_every = min(sweep_every, max(ttl / 4, 0.05))
-        self._written: dict[tuple[str, str], float] = {}
+        # Events already stored (restored from a data directory) count as written now.
+        now = clock()
+        self._written: dict[tuple[str, str], float] = {
+            (entry.namespace, entry.name): now for entry in store.entries(EVENTS)
+        }
         self._task: asyncio.Task[None] | None = None
         self._subscription = store.subscribe(EVENTS, self._on_event)
 

@@ -59,13 +59,25 @@ def split_resource(resource: str) -> tuple[str, str]:
     return plural, group
 
 
-@dataclass(slots=True)
 class Entry:
-    """One stored version of an object: the dict, its serialised bytes and its revision."""
+    """One stored version of an object: its serialised bytes, its revision and the dict they decode to.
 
-    obj: JSON
-    data: bytes
-    rv: int
+    The dict is decoded from the bytes on first use when the entry was built without it (entries replayed
+    from the watch history or loaded from disk), so retained history costs the bytes alone."""
+
+    __slots__ = ("_obj", "data", "rv")
+
+    def __init__(self, obj: JSON | None, data: bytes, rv: int) -> None:
+        self._obj = obj
+        self.data = data
+        self.rv = rv
+
+    @property
+    def obj(self) -> JSON:
+        obj = self._obj
+        if obj is None:
+            obj = self._obj = orjson.loads(self.data)
+        return obj
 
     @property
     def namespace(self) -> str:
@@ -74,6 +86,9 @@ class Entry:
     @property
     def name(self) -> str:
         return str(self.obj["metadata"]["name"])
+
+    def __repr__(self) -> str:
+        return f"Entry(rv={self.rv}, data={self.data[:60]!r}...)"
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -38,8 +39,10 @@ _ACTIONS = {
 }
 # Subcommands: `aiokcm <command> ...`; without one, the flags run the manager.
 _COMMANDS = {
-    "rbac": "aiokcm rbac [--controllers ...] [flags]: print the ClusterRole the enabled controllers' `rbac` "
-    "rules add up to, and the leader-election Role, as YAML.",
+    "rbac": "aiokcm rbac [--controllers ...] [--service-account NAME] [--namespace NS] [--name-prefix P] "
+    "[--output-dir DIR | --chart] [flags]: print a ClusterRole per enabled controller (its `rbac` rules), "
+    "the manager's, their bindings and the leader-election Role and binding as YAML; --output-dir writes "
+    "them as a kustomize base, --chart prints the rules data the Helm chart renders from.",
     "crd": "aiokcm crd <module:Class>: print the CustomResourceDefinition generated from a typed custom "
     "resource (a manager.CustomResource subclass) as YAML.",
     "new": "aiokcm new controller --group GROUP --version VERSION --kind KIND [--dir PATH] [--package NAME]: "
@@ -302,13 +305,19 @@ def _new_command(args: Sequence[str]) -> int:
 
 
 def _rbac_command(args: Sequence[str]) -> int:
-    from manager.cli.rbac import rbac_manifests
+    from manager.cli import rbac
 
+    try:
+        own, args = rbac.split_own_options(args)
+    except rbac.OptionError as exc:
+        raise UsageError(str(exc)) from None
     installed = _discover()
     settings_cls = settings_class(installed)
     parsed = parse_args(args, settings_cls)
     if parsed.actions:
         raise UsageError(f"--{sorted(parsed.actions)[0]} is not an option of aiokcm rbac")
+    if "output-dir" in own and "chart" in own:
+        raise UsageError("--output-dir and --chart exclude each other")
     try:
         settings = settings_cls.load(parsed.values, parsed.config or os.environ.get("AIOKCM_CONFIG"))
     except ValidationError as exc:
@@ -319,8 +328,36 @@ def _rbac_command(args: Sequence[str]) -> int:
         enabled = select(settings.controllers, installed)
     except SelectionError as exc:
         raise UsageError(str(exc)) from None
-    rules = [rule for info in enabled for rule in getattr(info.cls, "rbac", ())]
-    print(rbac_manifests(rules, namespace=settings.leader_elect_resource_namespace), end="")
+    controllers = [
+        rbac.ControllerRbac(
+            info.name, tuple(getattr(info.cls, "rbac", ())), info.aliases, info.enabled_by_default
+        )
+        for info in enabled
+    ]
+    lease_namespace = settings.leader_elect_resource_namespace
+    prefix = own.get("name-prefix", "aiokcm")
+    identity = rbac.Identity(
+        prefix=prefix,
+        service_account=own.get("service-account", prefix),
+        namespace=own.get("namespace", lease_namespace),
+        lease_name=settings.leader_elect_resource_name,
+        lease_namespace=lease_namespace,
+    )
+    own_args = [f"--{k}" if k == "chart" else f"--{k}={v}" for k, v in own.items()]
+    command = shlex.join(["aiokcm", "rbac", *own_args, *args])
+    if "chart" in own:
+        print(rbac.chart_rules(controllers, command), end="")
+    elif "output-dir" in own:
+        for name, text in rbac.kustomize_files(controllers, identity, command).items():
+            target = os.path.join(own["output-dir"], name)
+            try:
+                with open(target, "w", encoding="utf-8") as file:
+                    file.write(text)
+            except OSError as exc:
+                raise UsageError(f"cannot write {target}: {exc.strerror}") from None
+            print(f"wrote {target}")
+    else:
+        print(rbac.dump(rbac.rbac_documents(controllers, identity)), end="")
     return 0
 
 
@@ -377,8 +414,10 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     import structlog
 
     from manager.cli.sandbox import SandboxApplyError
+    from manager.client.config import ConfigError
     from manager.lifecycle.cluster import install
     from manager.lifecycle.manager import Manager
+    from manager.lifecycle.secure import CertificateError
     from manager.lifecycle.server import ServerBindError
 
     log = structlog.get_logger(__name__)
@@ -389,19 +428,14 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
         try:
             sandbox = await sandbox_module.Sandbox.start(settings)
         except sandbox_module.SandboxUnavailable as exc:
-            log.warning(
-                "--sandbox requested but unavailable; running without a cluster",
-                reason=str(exc),
-                skipped_apply=settings.sandbox_apply,
-            )
-        else:
-            settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
+            raise UsageError(str(exc)) from None
+        settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
     try:
         if sandbox is not None and settings.sandbox_apply:
             created = await sandbox_module.apply_manifests(sandbox.url, settings.sandbox_apply)
             log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
         return await Manager(settings, controllers, install=install).run()
-    except (ServerBindError, SandboxApplyError) as exc:
+    except (ServerBindError, CertificateError, SandboxApplyError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         if type(exc).__name__ == "ConfigException":  # kubernetes_asyncio: no usable kubeconfig/in-cluster

@@ -1,15 +1,19 @@
 """``--sandbox``: run an embedded kubesim in this process and point the manager at it.
 
 This is the only manager module allowed to import kubesim (an import-linter contract). It starts
-``kubesim.KubeSim`` on ``--sandbox-port``, has it write ``.sandbox/kubeconfig`` (printed for kubectl), and
-applies the YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real cluster would (create,
-or leave alone when the object already exists). When kubesim cannot be imported the manager still starts and
-says what is missing.
+``kubesim.KubeSim`` on ``--sandbox-port``, has it write ``.sandbox/kubeconfig`` (printed for kubectl), keeps
+the cluster in ``--sandbox-data-dir`` when given (so a restart continues where it stopped), and applies the
+YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real cluster would: like ``kubectl
+apply`` (server-side apply: created when missing, brought back to the manifest when it exists, unchanged when
+it already matches), so a second start over the same data directory applies cleanly. kubesim comes with the
+`sandbox` extra; without it, --sandbox exits 2 with one line saying how to install it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +28,11 @@ log = structlog.get_logger(__name__)
 
 DEFAULT_KUBECONFIG = Path(".sandbox/kubeconfig")
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+FIELD_MANAGER = "aiokcm-sandbox"
 
 
 class SandboxUnavailable(RuntimeError):
-    """kubesim is not installed or not built yet; the message says which."""
+    """kubesim is not installed or not built yet; the message says which (and how to install it)."""
 
 
 class SandboxApplyError(RuntimeError):
@@ -38,8 +43,10 @@ def load_kubesim_class() -> Any:
     """kubesim.KubeSim, imported only when --sandbox is used."""
     try:
         import kubesim
-    except ImportError as exc:
-        raise SandboxUnavailable(f"the kubesim package cannot be imported ({exc})") from None
+    except ImportError as exc:  # the production install and the image leave the extra out
+        raise SandboxUnavailable(
+            f"--sandbox needs kubesim, which is not installed ({exc}): pip install 'aiokcm[sandbox]'"
+        ) from None
     cls = getattr(kubesim, "KubeSim", None)
     if cls is None:
         raise SandboxUnavailable("kubesim.KubeSim does not exist yet (the API server emulator is not built)")
@@ -58,17 +65,42 @@ class Sandbox:
     async def start(cls, settings: Settings, kubeconfig: Path = DEFAULT_KUBECONFIG) -> Sandbox:
         kubesim_class = load_kubesim_class()
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-        sim = kubesim_class(port=settings.sandbox_port, kubeconfig_path=str(kubeconfig))
-        await sim.__aenter__()
+        options: dict[str, Any] = {"port": settings.sandbox_port, "kubeconfig_path": str(kubeconfig)}
+        if settings.sandbox_data_dir:
+            options["data_dir"] = settings.sandbox_data_dir
+        sim = kubesim_class(**options)
+        try:
+            await sim.__aenter__()
+        except ValueError as exc:
+            if type(exc).__name__ != "DataDirError":  # the directory holds something else than kubesim's
+                raise
+            raise SandboxUnavailable(f"--sandbox-data-dir: {exc}") from None
         sandbox = cls(sim, Path(getattr(sim, "kubeconfig", None) or kubeconfig))
         print(f"sandbox: kubesim serving at {sandbox.url}", flush=True)
         print(f"sandbox: kubeconfig written to {sandbox.kubeconfig}", flush=True)
+        if settings.sandbox_data_dir:
+            print(
+                f"sandbox: cluster kept in {settings.sandbox_data_dir} (delete it to start fresh)", flush=True
+            )
         print(f"sandbox: try  kubectl --kubeconfig {sandbox.kubeconfig} get jobs,pods -A", flush=True)
+        print(f"sandbox: metrics  {metrics_hint(settings, sandbox.kubeconfig)}", flush=True)
         log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
         return sandbox
 
     async def stop(self) -> None:
         await self._sim.__aexit__(None, None, None)
+
+
+def metrics_hint(settings: Settings, kubeconfig: Path) -> str:
+    """How to read /metrics: plain HTTP with the deprecated --port, else HTTPS (self-signed unless
+    --tls-cert-file) with a token the sandbox's API server accepts: the kubeconfig's."""
+    if settings.port is not None:
+        return f"curl http://127.0.0.1:{settings.port}/metrics"
+    token = "$TOKEN"
+    with contextlib.suppress(OSError, yaml.YAMLError, AttributeError, IndexError, KeyError, TypeError):
+        token = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))["users"][0]["user"]["token"]
+    port = settings.secure_port or "<the port logged at start>"
+    return f'curl -k -H "Authorization: Bearer {token}" https://127.0.0.1:{port}/metrics'
 
 
 def manifest_files(paths: Iterable[str]) -> list[Path]:
@@ -106,7 +138,8 @@ def manifest_objects(path: Path) -> Iterator[dict[str, Any]]:
 
 
 async def apply_manifests(url: str, paths: Iterable[str], establish_timeout: float = 10.0) -> int:
-    """Create every object found under `paths`; objects that already exist are left alone. Returns count.
+    """Apply every object found under `paths` (server-side apply, as `kubectl apply --server-side`; an object
+    with only a generateName is created). Returns how many objects were created.
 
     CustomResourceDefinitions go first, whichever file holds them, and the rest waits until they are
     Established, so a directory may hold a CRD and its custom resources (as `kubectl apply` would need two
@@ -162,15 +195,23 @@ async def _create(
     prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     namespace = metadata.get("namespace") or "default"
     collection = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced else f"{prefix}/{plural}"
-    async with session.post(collection, json=obj) as response:
-        if response.status == 409:
-            log.info("sandbox object exists", kind=kind, name=name)
-            return 0
+    if metadata.get("name"):
+        request = session.patch(
+            f"{collection}/{metadata['name']}",
+            params={"fieldManager": FIELD_MANAGER, "force": "true"},
+            data=json.dumps(obj),  # JSON is YAML
+            headers={"Content-Type": "application/apply-patch+yaml"},
+        )
+    else:
+        request = session.post(collection, json=obj)
+    async with request as response:
         if response.status >= 300:
             detail = (await response.text())[:200]
             raise SandboxApplyError(f"--sandbox-apply {path}: {kind} {name}: {response.status} {detail}")
-    log.info("sandbox object created", kind=kind, name=name, namespace=namespace if namespaced else None)
-    return 1
+        created = response.status == 201
+    where = namespace if namespaced else None
+    log.info("sandbox object " + ("created" if created else "applied"), kind=kind, name=name, namespace=where)
+    return int(created)
 
 
 async def _discover(session: aiohttp.ClientSession, api_version: str) -> dict[str, tuple[str, bool]]:

@@ -165,7 +165,9 @@ def manifests(target: Path, package: str, kind: str) -> tuple[str, str]:
     with _imported_from(target, package):
         model = importlib.import_module(f"{package}.resource").__dict__[kind]
         controller = importlib.import_module(f"{package}.controller").__dict__[f"{kind}Controller"]
-        return yaml.safe_dump(crd(model), sort_keys=False), rbac_manifests(controller.rbac)
+        return yaml.safe_dump(crd(model), sort_keys=False), rbac_manifests(
+            controller.rbac, controller=controller.name
+        )
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from manager.client.http11 import ConnectError, Disconnected
 from manager.client.ratelimit import TokenBucket
 from manager.client.rest import ApiClient, PatchType, create_client
 from manager.client.watch import WatchStream
+from manager.client.writegate import WriteGate, WriteRefused
 
 __all__ = [
     "AlreadyExists",
@@ -40,6 +41,8 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "WatchStream",
+    "WriteGate",
+    "WriteRefused",
     "create_client",
     "error_from_status",
     "load_config",

@@ -24,6 +24,10 @@ _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
+class ConfigError(Exception):
+    """No usable cluster configuration; the one-line message names the file (or source) and the problem."""
+
+
 def default_user_agent() -> str:
     """`aiokcm/<version> (<os>/<arch>) python/<version>`, as client-go's DefaultKubernetesUserAgent names the
     binary, its version and platform; component clients append `/<component>`."""
@@ -111,13 +115,33 @@ class RestConfig:
 def _ssl_context(cfg: Any) -> ssl.SSLContext | None:
     if not str(cfg.host).startswith("https"):
         return None
-    context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+    try:
+        context = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise ConfigError(_tls_file_problem("certificate authority", cfg.ssl_ca_cert, exc)) from None
     if cfg.cert_file:
-        context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+        try:
+            context.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+        except (OSError, ValueError) as exc:
+            files = cfg.cert_file + (f" (key {cfg.key_file})" if cfg.key_file else "")
+            raise ConfigError(_tls_file_problem("client certificate", files, exc)) from None
     if not cfg.verify_ssl:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+def _tls_file_problem(what: str, path: str | None, exc: Exception) -> str:
+    """kubernetes-asyncio writes inline *-data fields to temporary files: say so instead of naming those."""
+    from kubernetes_asyncio.config import kube_config
+
+    inline = path in getattr(kube_config, "_temp_files", {}).values()
+    source = f"{what} (inline data)" if inline else f"{what} file {path}"
+    if isinstance(exc, ssl.SSLError) and exc.reason:  # NO_CERTIFICATE_OR_CRL_FOUND: not PEM, or empty
+        reason = exc.reason.lower().replace("_", " ")
+    else:
+        reason = (getattr(exc, "strerror", None) or str(exc)).lower()
+    return f"{source}: {reason}"
 
 
 def _finish(cfg: Any, loader: Any, master: str | None) -> RestConfig:
@@ -156,29 +180,90 @@ async def load_config(
     `environ` and `service_account_dir` exist for tests (default: os.environ and the pod's mount).
     """
     from kubernetes_asyncio.client import Configuration
-    from kubernetes_asyncio.config import incluster_config, kube_config
+    from kubernetes_asyncio.config import incluster_config
+    from kubernetes_asyncio.config.config_exception import ConfigException
 
     master = with_scheme(master) if master else None
     cfg = Configuration()
     if kubeconfig:
-        loader = await kube_config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
-        )
-        return _finish(cfg, loader, master)
+        return await _from_kubeconfig(cfg, _expand(kubeconfig), "--kubeconfig", context, master)
     if master:
         cfg.host = master
         return RestConfig(host=master.rstrip("/"), ssl_context=_ssl_context(cfg), _configuration=cfg)
     env = os.environ if environ is None else environ
     if env.get(_SERVICE_HOST_ENV):
-        incluster_config.InClusterConfigLoader(
-            token_filename=os.path.join(service_account_dir, "token"),
-            cert_filename=os.path.join(service_account_dir, "ca.crt"),
-            environ=dict(env),
-        ).load_and_set(client_configuration=cfg)
+        try:
+            incluster_config.InClusterConfigLoader(
+                token_filename=os.path.join(service_account_dir, "token"),
+                cert_filename=os.path.join(service_account_dir, "ca.crt"),
+                environ=dict(env),
+            ).load_and_set(client_configuration=cfg)
+        except ConfigException as exc:
+            raise ConfigError(
+                f"in-cluster configuration ({_SERVICE_HOST_ENV} is set, {service_account_dir}): {exc}"
+            ) from None
         return _finish(cfg, None, None)
-    home = env.get("HOME", "")
-    default = env.get("KUBECONFIG", "").split(os.pathsep)[0] or f"{home}/.kube/config"
-    loader = await kube_config.load_kube_config(
-        config_file=default, context=context, client_configuration=cfg, persist_config=False
-    )
-    return _finish(cfg, loader, None)
+    default, named = _default_kubeconfig(env)
+    return await _from_kubeconfig(cfg, default, "KUBECONFIG" if named else "", context, None)
+
+
+def _check_kubeconfig_file(path: str, named: str) -> None:
+    """Readable YAML holding a mapping, or a ConfigError saying what is wrong and where (kubernetes-asyncio
+    would raise a bare YAML traceback or call a missing file an empty configuration)."""
+    import yaml
+
+    try:
+        with open(path, "rb") as stream:
+            document = yaml.safe_load(stream)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {named}: {(exc.strerror or str(exc)).lower()}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"{named} is not valid YAML{where}: {problem}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{named} is not a kubeconfig: expected a mapping, found {type(document).__name__}")
+
+
+def _expand(path: str) -> str:
+    return os.path.expanduser(path)
+
+
+def _default_kubeconfig(env: Mapping[str, str]) -> tuple[str, bool]:
+    """The file $KUBECONFIG names first, else ~/.kube/config, and whether KUBECONFIG named it; a missing file
+    is the error client-go's loader reports when nothing configures it."""
+    named = env.get("KUBECONFIG", "").split(os.pathsep)[0]
+    path = os.path.expanduser(named or os.path.join(env.get("HOME", "~"), ".kube", "config"))
+    if not os.path.exists(path):
+        raise ConfigError(
+            f"no cluster configuration found: KUBECONFIG names {named}, which does not exist"
+            if named
+            else f"no cluster configuration found: KUBECONFIG is unset, {path} does not exist and "
+            f"{_SERVICE_HOST_ENV} is unset (not in a pod); pass --kubeconfig or --master (or try --sandbox)"
+        )
+    return path, bool(named)
+
+
+async def _from_kubeconfig(
+    cfg: Any, path: str, origin: str, context: str | None, master: str | None
+) -> RestConfig:
+    """Load one kubeconfig file; every problem with it (or with a file it names) becomes a ConfigError
+    naming the file."""
+    from kubernetes_asyncio.config import kube_config
+    from kubernetes_asyncio.config.config_exception import ConfigException
+
+    named = f"kubeconfig {path}" + (f" ({origin})" if origin else "")
+    _check_kubeconfig_file(path, named)
+    try:
+        loader = await kube_config.load_kube_config(  # read again: relative paths are relative to the file
+            config_file=path, context=context, client_configuration=cfg, persist_config=False
+        )
+    except ConfigException as exc:
+        raise ConfigError(f"{named}: {exc}") from None
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:  # odd shapes of odd files
+        raise ConfigError(f"{named}: {type(exc).__name__}: {exc}") from None
+    try:
+        return _finish(cfg, loader, master)
+    except ConfigError as exc:
+        raise ConfigError(f"{named}: {exc}") from None

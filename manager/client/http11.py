@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -171,13 +172,24 @@ class Http11Pool:
     def open_connections(self) -> int:
         return len(self._open)
 
-    async def request(self, data: bytes, timeout: float | None) -> Answer:
-        """Send one serialised request and return the complete answer."""
+    async def request(
+        self, data: bytes, timeout: float | None, *, gate: Callable[[], None] | None = None
+    ) -> Answer:
+        """Send one serialised request and return the complete answer.
+
+        `gate`, when given, runs right before the request is written, after any wait for a connection:
+        whatever it raises refuses the request, with nothing sent."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         async with self._slots:
             connection = self._take_idle() or await self._connect(timeout)
             generation = self._generation
+            if gate is not None:
+                try:
+                    gate()
+                except BaseException:
+                    self._idle.append(connection)  # unused: it stays open for the next request
+                    raise
             waiter: asyncio.Future[Answer] = loop.create_future()
             timer = None if deadline is None else loop.call_at(deadline, _expire, waiter)
             connection.send(data, waiter)

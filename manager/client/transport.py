@@ -27,6 +27,7 @@ from manager.client.errors import Unauthorized, error_from_response
 from manager.client.http11 import Http11Pool
 from manager.client.ratelimit import TokenBucket
 from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
+from manager.client.writegate import MUTATING_METHODS, WriteGate
 from manager.metrics.fasthistogram import FastHistogram
 
 log = structlog.get_logger(__name__)
@@ -96,13 +97,23 @@ class Transport:
         self._session: aiohttp.ClientSession | None = None
         self._pool: Http11Pool | None = None
         self._credentials_generation = config.credentials_generation
+        # Runs right before each POST/PUT/PATCH/DELETE is written (manager/client/writegate.py).
+        self.write_gate: WriteGate | None = None
 
-    def for_component(self, name: str, *, qps: float | None = None, burst: int | None = None) -> Self:
+    def for_component(
+        self,
+        name: str,
+        *,
+        qps: float | None = None,
+        burst: int | None = None,
+        write_gate: WriteGate | None = None,
+    ) -> Self:
         """A client for one component (a controller, the event recorder, the informers), as
         kube-controller-manager's client builder gives each controller its own: the same server, credentials
         and connections, but its own rate limiter (`qps`/`burst`, by default this client's) and its own user
         agent, `<this user agent>/<name>`, so one busy component neither starves the others nor hides in
         the API server's audit log. Closing it closes nothing: the client it came from owns the connections.
+        `write_gate` checks its writes (by default this client's gate applies).
         """
         derived = copy.copy(self)
         derived._root = self._root or self
@@ -113,6 +124,8 @@ class Transport:
         derived.user_agent = f"{self.user_agent}/{name}"
         derived._fixed_head = f"Host: {self.host}\r\nUser-Agent: {derived.user_agent}\r\n"
         derived._durations = self._durations
+        if write_gate is not None:
+            derived.write_gate = write_gate
         return derived
 
     @property
@@ -295,11 +308,14 @@ class Transport:
             start += "Content-Length: 0\r\n"
         limit = timeout or self.request_timeout
         pool = self.pool
+        gate = self.write_gate if method in MUTATING_METHODS else None
+        if gate is not None:
+            gate()  # a write refused now need not wait for a token; the pool checks again before sending
 
         async def attempt_once(headers: dict[str, str]) -> Reply[bytes]:
             head = start + "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
             data = (head + "\r\n").encode("latin-1")
-            answer = await pool.request(data + body if body else data, limit)
+            answer = await pool.request(data + body if body else data, limit, gate=gate)
             if answer.status < 300:
                 return answer.status, answer.body, b"", None
             return answer.status, None, answer.body, answer.header("Retry-After")

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Unpack
 
 import structlog
 
+from manager.apimachinery.objects import split_key
 from manager.apimachinery.resources import GroupVersionResource, ObjT
 from manager.config.settings import ControllerFlags, Settings
 from manager.controller.reconcile import Request, Result
-from manager.controller.watches import Watch
+from manager.controller.watches import For, Watch
 from manager.controller.worker import ReconcileStats, debug_state
 from manager.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
@@ -253,13 +254,30 @@ class Controller:
         """
         if self._registered:
             return
+        listened: set[int] = set()
         for watch in self.declare_watches():
             informer = self.informer(watch.resource, **watch.selectors())
             handler = watch.event_handler(self, self.queue.add)
             registration = informer.add_event_handler(handler, watch.resync_period, inline=watch.inline)
             self._registrations.append(registration)
             self._watched.append(watch)
+            if id(informer) not in listened:
+                listened.add(id(informer))
+                informer.add_history_listener(self.on_new_history)
         self._registered = True
+
+    def on_new_history(self) -> None:
+        """One of this controller's informers relisted from an API server that started a new history (its
+        resourceVersions went backwards: restored from a backup, or an emulator restarted empty).
+
+        By default every object of the `For` resources is queued again. A controller that keeps
+        expectations of its own writes (they may never be observed now) forgets them first: override, clear,
+        then call `super().on_new_history()`."""
+        self.log.warning("the API server has a new history: syncing every object again")
+        for watch in self._watched:
+            if isinstance(watch, For):
+                for key in self.informer(watch.resource, **watch.selectors()).lister.list_keys():
+                    self.queue.add(Request(*split_key(key)))
 
     async def run(self) -> None:
         """Wait for the informers to sync, then run `workers()` reconcile workers (and the workers of every

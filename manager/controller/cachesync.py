@@ -7,6 +7,10 @@ not installed yet holds back only the controllers that watch it. While one waits
 `aiokcm_controller_waiting_for_cache_sync` gauge and in a warning logged after `FIRST_REPORT_AFTER` seconds,
 then every `REPORT_EVERY`; its
 workers start by themselves once the informers sync (the reflector keeps retrying the list).
+
+A resource that goes away later (its CRD deleted while the controller runs) fails the controller's readiness
+check the same way, naming the resource; its workers go on (with an empty cache for that resource) and the
+reflector picks the resource up again once the CRD is back.
 """
 
 from __future__ import annotations
@@ -31,10 +35,16 @@ WAITING = Gauge(
 
 
 def sync_problem(ctl: Controller) -> str | None:
-    """Why the controller's workers wait, naming each unsynced informer and its last error; None when they
-    do not wait (never started, or synced)."""
+    """Why the controller's workers wait, naming each unsynced informer and its last error, or which of its
+    synced informers lost their resource (a CRD deleted under a running controller: its cache is empty, the
+    reflector keeps retrying, and the workers go on for the rest); None when all is well."""
     if not ctl.stats.waiting_for_sync:
-        return None
+        gone = [r.informer for r in ctl.registrations() if r.informer.reflector.resource_missing]
+        if not gone:
+            return None
+        return "resource no longer served: " + "; ".join(
+            f"{informer.name} ({informer.reflector.last_error})" for informer in gone
+        )
     unsynced = {r.informer.name: r.informer.health() for r in ctl.registrations() if not r.has_synced()}
     if not unsynced:
         return None

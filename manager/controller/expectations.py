@@ -100,5 +100,10 @@ class ControllerExpectations:
         """Forget everything about `key` (its owner was deleted; a re-created one starts clean)."""
         self._store.pop(key, None)
 
+    def clear(self) -> None:
+        """Forget every expectation (the API server started a new history: what was expected may never be
+        observed, and every owner is synced again from the new state)."""
+        self._store.clear()
+
     def __len__(self) -> int:
         return len(self._store)

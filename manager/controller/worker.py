@@ -3,6 +3,11 @@
 Each worker pops a key, calls `reconcile` with structlog context (controller, key, reconcile_id) bound,
 and settles the key from the outcome (controller-runtime's reconcileHandler). Nothing a reconcile raises
 (apart from cancellation) escapes a worker: a worker that died would silently shrink the controller.
+
+A write refused by the client's write gate (`WriteRefused`, e.g. `NotLeader` once the leader lease may
+have expired) is not a reconcile error: the key goes back to the queue and the worker stops taking keys
+until the manager stops (it exits on a lost lease), so a closed fence causes neither error logs nor a
+storm of doomed retries.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
+from manager.client.writegate import WriteRefused
 from manager.controller.cachesync import sync_problem, wait_for_sync
 from manager.controller.reconcile import Request, Result, TerminalError
 from manager.workqueue import QueueShutDown, RateLimitingQueue
@@ -240,11 +246,15 @@ async def _queue_worker(
             item = await queue.get()
         except QueueShutDown:
             return
+        refused: WriteRefused | None = None
         try:
             await handler(item)
         except asyncio.CancelledError:
             queue.add(item)  # interrupted: it runs again after a restart
             raise
+        except WriteRefused as exc:
+            queue.add(item)
+            refused = exc
         except Exception as exc:
             queue.add_rate_limited(item)
             ctl.log.warning(
@@ -258,6 +268,15 @@ async def _queue_worker(
             queue.forget(item)
         finally:
             queue.done(item)
+        if refused is not None:
+            await _idle_while_refused(ctl, refused)
+            return
+
+
+async def _idle_while_refused(ctl: Controller, refused: WriteRefused) -> None:
+    """Writes are refused for good (the fence stays closed): take no more keys until the manager stops."""
+    ctl.log.info("writes refused: worker idle until the manager stops", reason=str(refused))
+    await ctl.ctx.stopping.wait()
 
 
 async def worker(ctl: Controller) -> None:
@@ -273,14 +292,21 @@ async def worker(ctl: Controller) -> None:
             queue.done(request)
             return
         active.inc()
+        refused: WriteRefused | None = None
         try:
             await process(ctl, request)
         except asyncio.CancelledError:
             queue.add(request)  # interrupted mid-reconcile: it runs again after a restart
             raise
+        except WriteRefused as exc:
+            queue.add(request)  # not done: whoever leads next reconciles it (from its own queue)
+            refused = exc
         finally:
             active.dec()
             queue.done(request)
+        if refused is not None:
+            await _idle_while_refused(ctl, refused)
+            return
 
 
 async def process(ctl: Controller, request: Request) -> None:
@@ -306,6 +332,10 @@ async def process(ctl: Controller, request: Request) -> None:
             _reconcile_time(name).observe(time.perf_counter() - start)
             _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
             return
+        except WriteRefused:
+            _reconcile_time(name).observe(time.perf_counter() - start)
+            _reconcile_total(name, "requeue").inc()
+            raise  # not an error of the reconcile: the worker stops acting
         except Exception as exc:
             _reconcile_time(name).observe(time.perf_counter() - start)
             _failed(ctl, request, exc)

@@ -22,6 +22,7 @@ from prometheus_client import Counter
 from manager.apimachinery.metatime import format_time
 from manager.apimachinery.resources import EVENTS
 from manager.client.errors import AlreadyExists, ApiError, NotFound
+from manager.client.writegate import WriteRefused
 from manager.events.correlator import (
     AGGREGATE_INTERVAL,
     AGGREGATE_MAX_EVENTS,
@@ -177,6 +178,7 @@ class EventBroadcaster:
         self._task: asyncio.Task[None] | None = None
         self._recorders: dict[str, EventRecorder] = {}
         self._last_nanos = 0
+        self._refused = 0  # events the write gate refused (this replica may no longer lead)
 
     def unique_nanos(self, now: float) -> int:
         """Nanoseconds of `now` for an event name, strictly increasing: a float timestamp only resolves
@@ -221,6 +223,10 @@ class EventBroadcaster:
             event = await self._queue.get()
             try:
                 await self._record(event)
+            except WriteRefused:
+                self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
+                if self._refused == 1:
+                    log.info("events dropped: this replica may no longer hold the leader lease")
             except Exception:
                 log.exception("event sender failed on one event")
             finally:

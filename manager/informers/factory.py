@@ -11,6 +11,7 @@ from manager.client.rest import ApiClient
 from manager.informers.backoff import Backoff
 from manager.informers.informer import Selectors, SharedInformer, informer_name
 from manager.informers.transform import Transform, chain, project_metadata
+from manager.informers.wakeup import RetrySignal
 
 InformerKey = tuple[GroupVersionResource, str | None, str | None, str | None, bool, Transform | None]
 
@@ -20,12 +21,14 @@ class InformerFactory:
 
     `start()` is idempotent and also starts informers requested later (a late controller's informer starts
     as soon as it is asked for once the factory runs). `options` are passed to every SharedInformer
-    (e.g. `use_watch_list`, `stale_after`, `failure_grace`, `backoff`, `min_watch_timeout`).
+    (e.g. `use_watch_list`, `stale_after`, `failure_grace`, `backoff`, `min_watch_timeout`, `deadline`).
+    Every reflector shares the factory's `wakeup`: `retry_now()` ends their backoff waits.
     """
 
     def __init__(self, client: ApiClient, *, transform: Transform | None = None, **options: Any) -> None:
         self.client = client
         self.transform = transform
+        self.wakeup: RetrySignal = options.pop("wakeup", None) or RetrySignal()
         self.options = options
         self._informers: dict[InformerKey, SharedInformer[Any]] = {}
         self._monitors: set[InformerKey] = set()  # made by monitor(): not in readiness, may be discarded
@@ -53,7 +56,7 @@ class InformerFactory:
         )
         informer = self._informers.get(key)
         if informer is None:
-            options = dict(self.options)
+            options = dict(self.options, wakeup=self.wakeup)
             template = options.get("backoff")
             if isinstance(template, Backoff):  # each informer backs off on its own
                 options["backoff"] = template.copy()
@@ -119,6 +122,10 @@ class InformerFactory:
         self._started = True
         for informer in self._informers.values():
             informer.start()
+
+    def retry_now(self) -> None:
+        """The API server answers again: every reflector waiting out a backoff retries at once."""
+        self.wakeup.wake()
 
     def has_synced(self) -> bool:
         return all(informer.has_synced() for informer in self._informers.values())

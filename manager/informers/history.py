@@ -5,7 +5,9 @@ ResourceVersions are opaque to clients, but an API server's come from etcd's rev
 a list or a bookmark below what the reflector already synced means the cache describes a history the server
 no longer has. Watching on from the old resourceVersion would stall silently (the server waits for a
 revision it may not reach for a long time), so the reflector relists with a consistent read and replaces
-the whole cache (vanished objects deleted, new ones added), and says so loudly.
+the whole cache (vanished objects deleted, new ones added), says so loudly, and then tells the informer's
+history listeners (the controllers: what they expected to see of their own writes may never come, so they
+forget their expectations and sync every object again).
 """
 
 from __future__ import annotations
@@ -74,9 +76,13 @@ def report(resource: str, last: str, current: str, seen_in: str) -> None:
 
 def check_list(
     resource: str, last: str, list_rv: str, items: list[Obj], cached: Callable[[str], Obj | None]
-) -> None:
-    """Log the new history a complete list shows: its RV below ours, or a known key's identity replaced."""
+) -> bool:
+    """Log the new history a complete list shows (its RV below ours, or a known key's identity replaced)
+    and return whether it shows one."""
     if went_backwards(last, list_rv):
         report(resource, last, list_rv, "list")
-    elif (replaced := replaced_identity(items, cached)) is not None:
+        return True
+    if (replaced := replaced_identity(items, cached)) is not None:
         report(resource, replaced[1], replaced[2], f"list: {replaced[0]} has another uid")
+        return True
+    return False

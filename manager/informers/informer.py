@@ -87,6 +87,7 @@ class SharedInformer(Generic[ObjT]):
         default = project_metadata if metadata_only else strip_managed_fields
         self._transform: Transform = transform or default
         self._listeners: list[HandlerRegistration] = []
+        self._history_listeners: list[Callable[[], None]] = []
         self._synced = False
         self._replacing = False
         self._synced_event = asyncio.Event()
@@ -224,6 +225,18 @@ class SharedInformer(Generic[ObjT]):
     # ------------------------------------------------------------------ sink (called by the reflector)
     def cached(self, key: str) -> Obj | None:
         return self.indexer.get_by_key(key)
+
+    def add_history_listener(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after a relist that replaced the cache with a new history of the server (its
+        resourceVersions went backwards: see history.py)."""
+        self._history_listeners.append(listener)
+
+    def history_restarted(self) -> None:
+        for listener in list(self._history_listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("history listener failed", resource=self.name)
 
     def record_bad_object(self, obj: object, error: Exception) -> None:
         self.decode_errors += 1

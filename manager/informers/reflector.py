@@ -9,11 +9,15 @@ Semantics (client-go `tools/cache/reflector.go`):
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
 - watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
+  a stream silent for longer than its read deadline (`deadline`: an idle timeout above the server's bookmark
+  interval, or the timeout plus a margin) is dead: it counts as a failure and is reopened at once from the
+  last RV;
   a stream that ends normally is reopened at once from the last RV; 429 backs off and re-watches; 410, a
   refused connection (the server may be back with a new history) and other errors end the cycle: back off,
   then relist; a bookmark or a list below the synced RV is a new history (`history`): relist at RV "";
 - a watch that closes within a second without a single event is an error ("very short watch");
-- backoff 800 ms doubling to 30 s with jitter, reset after 2 quiet minutes.
+- backoff 800 ms doubling to 30 s with jitter, reset after 2 quiet minutes; a backoff wait ends early when
+  the API server probe sees the server answer again (`wakeup`).
 """
 
 from __future__ import annotations
@@ -22,22 +26,24 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
 import aiohttp
 import structlog
 
 from manager.apimachinery.objects import Obj
 from manager.apimachinery.resources import GroupVersionResource
-from manager.client.errors import ApiError, TooManyRequests, error_from_status, is_expired
+from manager.client.errors import ApiError, NotFound, TooManyRequests, is_expired
 from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
 from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, is_blank, span_bytes
 from manager.informers import metrics
 from manager.informers.backoff import Backoff
-from manager.informers.gcpolicy import GC_POLICY
-from manager.informers.history import NewHistory, check_list, report, went_backwards
+from manager.informers.deadline import ReadDeadline, SilentWatchError, read_deadline
+from manager.informers.history import NewHistory, check_list, report
+from manager.informers.ingest import ReflectorSink, consume_events
 from manager.informers.listing import Pager
+from manager.informers.wakeup import RetrySignal
 from manager.informers.watchlist import (
     WatchListFailed,
     collect_initial_events,
@@ -49,22 +55,6 @@ log = structlog.get_logger(__name__)
 
 MIN_WATCH_TIMEOUT = 300
 CONNECTION_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
-
-
-class ReflectorSink(Protocol):
-    """Where the reflector delivers state: the informer."""
-
-    async def replace(self, items: list[Obj], resource_version: str) -> None: ...
-
-    def apply_events(self, events: list[tuple[str, Obj]]) -> None: ...
-
-    def dispatches_inline(self) -> bool: ...
-
-    def apply_one(self, event_type: str, obj: Obj) -> None: ...
-
-    def record_bad_object(self, obj: object, error: Exception) -> None: ...
-
-    def cached(self, key: str) -> Obj | None: ...
 
 
 class VeryShortWatchError(Exception):
@@ -91,6 +81,8 @@ class Reflector:
         watch_list_timeout: float = 10.0,
         min_watch_timeout: int = MIN_WATCH_TIMEOUT,
         backoff: Backoff | None = None,
+        deadline: ReadDeadline | None = None,
+        wakeup: RetrySignal | None = None,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -112,6 +104,9 @@ class Reflector:
         self.watch_list_timeout = watch_list_timeout
         self.min_watch_timeout = min_watch_timeout  # client-go ignores < 5 min; tests use short ones
         self.backoff = backoff or Backoff(clock=clock)
+        self.deadline = deadline or ReadDeadline()
+        self.wakeup = wakeup or RetrySignal()  # the informer factory shares one between its reflectors
+        self._silence_limit = self.deadline.limit(min_watch_timeout)
         self._clock = clock
         self._rng = rng or random.Random()
         self._sleep = sleep
@@ -121,6 +116,7 @@ class Reflector:
         self.last_activity: float | None = None
         self.failing_since: float | None = None
         self.last_error: str | None = None
+        self.resource_missing = False  # the last list/watch got a 404: the resource is not served
         self.lists = 0
         self.expired = 0
         self.watches = 0
@@ -137,7 +133,12 @@ class Reflector:
                 raise
             except Exception as exc:  # every failure: back off, then list again
                 self._record_error(exc)
-            await self._sleep(self.backoff.next_delay())
+            await self._back_off()
+
+    async def _back_off(self) -> None:
+        """Wait the backoff's next delay, or less if the API server is seen answering again."""
+        if await self.wakeup.sleep(self.backoff.next_delay(), self._sleep):
+            log.debug("API server answers again: retrying now", resource=self.name)
 
     async def list_and_watch(self) -> None:
         stream: WatchStream | None = None
@@ -158,12 +159,14 @@ class Reflector:
         if self.failing_since is None:
             self.failing_since = now
         self.last_error = f"{type(exc).__name__}: {exc}"
+        self.resource_missing = isinstance(exc, NotFound)
         metrics.ERRORS.labels(*self._labels).inc()
         log.warning("list/watch failed", resource=self.name, error=self.last_error)
 
     def _record_success(self) -> None:
         self.failing_since = None
         self.last_error = None
+        self.resource_missing = False
         self.last_activity = self._clock()
 
     # ------------------------------------------------------------------ list
@@ -183,8 +186,10 @@ class Reflector:
             self._last_sync_unavailable = True
             items, list_rv = await self.pager.list_all("")  # consistent read, at once
         self._last_sync_unavailable = False
-        check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
+        restarted = check_list(self.name, self.last_sync_resource_version, list_rv, items, self.sink.cached)
         await self.sink.replace(items, list_rv)
+        if restarted:
+            self.sink.history_restarted()
         self.last_sync_resource_version = list_rv
         self.lists += 1
         metrics.RELISTS.labels(*self._labels).inc()
@@ -209,6 +214,7 @@ class Reflector:
     # ------------------------------------------------------------------ streaming list
     def _open_watch(self, rv: str, **extra: Any) -> WatchStream:
         timeout = int(self.min_watch_timeout * (1 + self._rng.random()))
+        self._silence_limit = self.deadline.limit(timeout)
         return self.client.watch(
             self.gvr,
             self.namespace,
@@ -251,8 +257,10 @@ class Reflector:
     async def _initial_events(self, stream: WatchStream) -> None:
         """Replace the sink with the stream's initial events, up to the end bookmark (see watchlist)."""
         items, end_rv = await collect_initial_events(stream, self._decode, self.watch_list_timeout)
-        check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
+        restarted = check_list(self.name, self.last_sync_resource_version, end_rv, items, self.sink.cached)
         await self.sink.replace(items, end_rv)
+        if restarted:
+            self.sink.history_restarted()
         self.last_sync_resource_version = end_rv
 
     def _decode(self, span: Span) -> tuple[str, Obj] | None:
@@ -286,7 +294,10 @@ class Reflector:
                 await stream.aclose()
                 if isinstance(exc, aiohttp.ClientConnectorError):
                     return
-                await self._sleep(self.backoff.next_delay())
+                await self._back_off()
+                continue
+            except SilentWatchError as exc:
+                self._record_error(exc)  # a failure of its own (not a "very short watch"): reopen at once
                 continue
             except NewHistory as exc:
                 report(self.name, exc.last, exc.current, "watch")
@@ -307,89 +318,19 @@ class Reflector:
                 raise VeryShortWatchError("watch closed within a second without any event")
 
     async def _consume(self, stream: WatchStream) -> None:
-        await stream.open()
-        self._record_success()
-        self.watching = True
-        try:
-            await self._consume_events(stream)
-        finally:
-            self.watching = False
+        opened = self._clock()
+
+        def last_heard() -> float:
+            return max(opened, self.last_activity or opened)
+
+        async with read_deadline(self._silence_limit, last_heard, clock=self._clock):
+            await stream.open()
+            self._record_success()
+            self.watching = True
+            try:
+                await self._consume_events(stream)
+            finally:
+                self.watching = False
 
     async def _consume_events(self, stream: WatchStream) -> None:
-        # Hot path: one network read's lines are decoded and applied in one synchronous block (one clock
-        # read, one counter update per read); the GC policy keeps the collector from ever walking the new
-        # cache objects (see gcpolicy). The events go to the sink in one call per read, or one call per
-        # event when every handler takes them inline (then each replaced object is freed before the next
-        # line is decoded, while that memory is still in the CPU cache; benchmarks/informer_ingest.py
-        # --interleave measures the gain).
-        sink_apply = self.sink.apply_events
-        sink_apply_one = self.sink.apply_one
-        dispatches_inline = self.sink.dispatches_inline
-        decode = self.decode_span
-        clock = self._clock
-        gc_policy = GC_POLICY
-        async for spans in stream.spans():
-            events: list[tuple[str, Obj]] = []
-            append = events.append
-            error: ApiError | None = None
-            one_by_one = dispatches_inline()
-            # The read's last resourceVersion is looked up once after the loop, not per event (per event
-            # only when applying one by one, before the transform runs); the last bookmark's is kept with
-            # the number of events before it (the ones after it come later).
-            bookmark_rv = None
-            bookmarked_at = 0
-            applied_rv = None
-            paused = gc_policy.begin_batch()
-            try:
-                for buffer, start, end in spans:
-                    try:
-                        event = decode(buffer, start, end)
-                    except ValueError as exc:
-                        self._bad_line((buffer, start, end), exc)
-                        continue
-                    event_type = event[0]
-                    if event_type == "BOOKMARK":
-                        self.received += 1
-                        rv = (event[1].get("metadata") or {}).get("resourceVersion")
-                        if rv:
-                            bookmark_rv, bookmarked_at, applied_rv = rv, len(events), None
-                    elif event_type == "ERROR":
-                        error = error_from_status(event[1])
-                        break
-                    else:
-                        append(event)
-                        if one_by_one:
-                            meta = event[1].get("metadata")
-                            if type(meta) is dict and (event_rv := meta.get("resourceVersion")):
-                                applied_rv = event_rv
-                            sink_apply_one(event_type, event[1])
-                # Before the sink runs, as before: a transform may replace or change the objects.
-                if one_by_one:
-                    rv = applied_rv or bookmark_rv
-                else:
-                    rv = _last_resource_version(events, bookmarked_at) or bookmark_rv
-                if events:
-                    self.received += len(events)
-                    if not one_by_one:
-                        sink_apply(events)
-                # a bookmark is the server's current RV: below ours, the server lost our history
-                if bookmark_rv and went_backwards(self.last_sync_resource_version, bookmark_rv):
-                    raise NewHistory(self.name, self.last_sync_resource_version, bookmark_rv)
-                if rv:
-                    self.last_sync_resource_version = rv
-            finally:
-                gc_policy.end_batch(paused)
-            if error is not None:
-                raise error
-            self.last_activity = clock()
-
-
-def _last_resource_version(events: list[tuple[str, Obj]], after: int) -> Any:
-    """The last non-empty `metadata.resourceVersion` among `events[after:]`, else None."""
-    for index in range(len(events) - 1, after - 1, -1):
-        meta = events[index][1].get("metadata")
-        if type(meta) is dict:
-            rv = meta.get("resourceVersion")
-            if rv:
-                return rv
-    return None
+        await consume_events(self, stream, self._clock)

@@ -7,6 +7,10 @@ registered, informers started; each controller later waits for its own informers
 reverse: controllers, then the lease is released, then informers and the event sender stop, then the client
 closes. Losing the lease requests an immediate, non-graceful shutdown with exit code 1.
 
+With leader election, the writes of the leader-only controllers and of the event sender pass the elector's
+fence (manager/leaderelection/__init__.py): it refuses them synchronously, right before they are sent,
+from the moment the lease may have expired — before the asynchronous shutdown gets to run.
+
 The client, informers, events and leader election are imported only when a controller needs them: a
 manager running only shell controllers never pays for importing kubernetes-asyncio at start.
 """
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from manager.events import EventBroadcaster
     from manager.informers import InformerFactory
     from manager.leaderelection import LeaderElector
+    from manager.lifecycle.apiprobe import ApiServerProbe
     from manager.lifecycle.descriptor import ControllerInfo
     from manager.lifecycle.manager import BaseContext, Manager
 
@@ -80,23 +85,37 @@ class Cluster:
     def __init__(self, manager: Manager, client: ApiClient) -> None:
         from manager.events import EventBroadcaster
         from manager.informers import InformerFactory
+        from manager.informers.deadline import ReadDeadline
 
         self.manager = manager
         self.client = client
         # As kube-controller-manager's client builder: every component its own rate limiter and user agent
         # over the one connection pool, so a busy controller cannot starve the event sender, the informers'
         # lists, the lease renewals or another controller.
-        self.factory = InformerFactory(client.for_component("shared-informers"))
-        self.broadcaster = EventBroadcaster(client.for_component("event-broadcaster"))
+        self.factory = InformerFactory(
+            client.for_component("shared-informers"),
+            deadline=ReadDeadline(manager.settings.watch_idle_timeout),
+        )
+        self.broadcaster = EventBroadcaster(
+            client.for_component("event-broadcaster", write_gate=self._events_write_gate)
+        )
         self.controllers: list[Controller] = []
-        self.elector: LeaderElector | None = None
+        self.elector: LeaderElector | None = None  # set by install() before any controller is built
+        self.probe: ApiServerProbe | None = None
+
+    def _events_write_gate(self) -> None:
+        # Events come from standby controllers too: refused only once this replica led and may not any more.
+        if self.elector is not None:
+            self.elector.check_not_deposed()
 
     def context(self, info: ControllerInfo, base: BaseContext) -> ControllerContext:
+        fenced = self.elector is not None and getattr(info.cls, "need_leader_election", True)
+        gate = self.elector.check_leading if fenced and self.elector is not None else None
         return ControllerContext(
             settings=base.settings,
             health=base.health,
             logger=base.logger,
-            client=self.client.for_component(info.name),
+            client=self.client.for_component(info.name, write_gate=gate),
             informers=self.factory,
             events=self.broadcaster.recorder,
             stopping=base.stopping,
@@ -116,16 +135,19 @@ async def install(manager: Manager) -> None:
         return
     from manager.client.rest import ApiClient
     from manager.leaderelection import LeaderElectionRunnable, LeaderElector
+    from manager.lifecycle.apiprobe import install_probe
 
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
     manager.add_shutdown_hook(client.close)
+    manager.server.delegate_reviews_to(client.for_component("delegated-auth"))
     cluster = Cluster(manager, client)
     manager.cluster = cluster
     manager.context_factory = cluster.context
     caches = CachesRunnable(cluster.factory, cluster.broadcaster, cluster.controllers)
     manager.add_runnable(Group.CACHES, caches)
-    manager.health.add("informers", cluster.factory.readiness_check, livez=False)
+    manager.health.add("informers", cluster.factory.readiness_check, livez=False, show_reason=True)
+    cluster.probe = install_probe(manager, client, cluster.factory.retry_now)
     if settings.leader_elect:
         cluster.elector = LeaderElector(
             client.for_component("leader-election"),

@@ -1,7 +1,10 @@
 """Named health checks served as /healthz, /livez and /readyz in the Kubernetes format.
 
 A check is a plain callable, sync or async, returning None when healthy or a reason string when not.
-Reasons are logged, never served: the HTTP body says ``reason withheld`` as Kubernetes does.
+Reasons are logged; the aggregated bodies say ``reason withheld`` as Kubernetes does, except for checks
+added with ``show_reason=True`` (the API server probe, the informers), whose reason is shown with
+``?verbose``: those reasons name only the API server and resources, and an operator asking why the manager
+is unready should not have to search the logs. One line each, at most `MAX_REASON` characters.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import structlog
 
 Check = Callable[[], str | Awaitable[str | None] | None]
 ENDPOINTS = ("healthz", "livez", "readyz")
+MAX_REASON = 500
 
 log = structlog.get_logger(__name__)
 
@@ -24,6 +28,7 @@ class _Registered:
     name: str
     check: Check
     endpoints: frozenset[str]
+    show_reason: bool
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class CheckResult:
     name: str
     reason: str | None  # None: passed
     excluded: bool = False
+    show_reason: bool = False  # in verbose bodies; otherwise "reason withheld"
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,8 @@ class Report:
                 lines.append(f"[+]{result.name} excluded: ok")
             elif result.reason is None:
                 lines.append(f"[+]{result.name} ok")
+            elif verbose and result.show_reason:
+                lines.append(f"[-]{result.name} failed: {_one_line(result.reason)}")
             else:
                 lines.append(f"[-]{result.name} failed: reason withheld")
         if self.unmatched_excludes:
@@ -63,6 +71,11 @@ class Report:
         verdict = "passed" if self.passed else "failed"
         lines.append(f"{self.endpoint} check {verdict}")
         return "\n".join(lines) + "\n"
+
+
+def _one_line(reason: str) -> str:
+    text = " ".join(reason.split())
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 3] + "..."
 
 
 class HealthChecks:
@@ -74,16 +87,24 @@ class HealthChecks:
         self._last_reason: dict[str, str | None] = {}
 
     def add(
-        self, name: str, check: Check, *, livez: bool = True, readyz: bool = True, healthz: bool = True
+        self,
+        name: str,
+        check: Check,
+        *,
+        livez: bool = True,
+        readyz: bool = True,
+        healthz: bool = True,
+        show_reason: bool = False,
     ) -> None:
-        """Register `check` under `name` (unique) for the chosen endpoints."""
+        """Register `check` under `name` (unique) for the chosen endpoints; `show_reason` serves its
+        reason in verbose aggregated bodies (never pass it for a check whose reason may hold secrets)."""
         if not name or "/" in name:
             raise ValueError(f"invalid health check name {name!r}")
         if name in self._checks:
             raise ValueError(f'health check "{name}" is already registered')
         chosen = {"healthz": healthz, "livez": livez, "readyz": readyz}
         endpoints = frozenset(endpoint for endpoint, wanted in chosen.items() if wanted)
-        self._checks[name] = _Registered(name, check, endpoints)
+        self._checks[name] = _Registered(name, check, endpoints, show_reason)
 
     def remove(self, name: str) -> None:
         self._checks.pop(name, None)
@@ -127,5 +148,6 @@ class HealthChecks:
                 excluded.discard(registered.name)
                 results.append(CheckResult(registered.name, None, excluded=True))
             else:
-                results.append(CheckResult(registered.name, await self.run_one(registered.name)))
+                reason = await self.run_one(registered.name)
+                results.append(CheckResult(registered.name, reason, show_reason=registered.show_reason))
         return Report(endpoint, tuple(results), tuple(sorted(excluded)))

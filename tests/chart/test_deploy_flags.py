@@ -1,13 +1,10 @@
-"""The Helm chart and kustomize bases pass only flags the manager knows; kustomize renders."""
+"""The Helm chart and kustomize bases pass only flags the manager knows."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 from manager.cli.main import Flag, settings_class
@@ -44,19 +41,4 @@ def test_chart_metadata_and_values_parse() -> None:
     assert chart["apiVersion"] == "v2" and chart["name"] == "aiokcm"
     values = yaml.safe_load((ROOT / "charts/aiokcm/values.yaml").read_text())
     assert values["controllers"] == ["*"]
-    assert values["port"] == flags()["port"].default
-
-
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
-def test_kustomize_default_renders_namespaced_manager() -> None:
-    out = subprocess.run(
-        ["kubectl", "kustomize", str(ROOT / "config/default")], check=True, capture_output=True, text=True
-    ).stdout
-    docs = [d for d in yaml.safe_load_all(out) if d]
-    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
-    assert ("Deployment", "aiokcm") in kinds
-    assert ("ClusterRole", "aiokcm") in kinds
-    deployment = next(d for d in docs if d["kind"] == "Deployment")
-    assert deployment["metadata"]["namespace"] == "aiokcm-system"
-    probes = deployment["spec"]["template"]["spec"]["containers"][0]
-    assert probes["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert values["securePort"] == flags()["secure-port"].default

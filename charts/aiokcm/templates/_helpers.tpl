@@ -25,3 +25,37 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{- /*
+"true" when the --controllers list (.requested) enables .controller (name, aliases, enabledByDefault), with
+kube-controller-manager's grammar as manager/cli/controllers_flag.py reads it: the first explicit mention of
+the name or an alias ("name" or "-name") decides; otherwise "*" enables the controllers on by default.
+*/ -}}
+{{- define "aiokcm.controllerEnabled" -}}
+{{- $names := prepend (.controller.aliases | default list) .controller.name -}}
+{{- $decision := "" -}}
+{{- $star := false -}}
+{{- range .requested -}}
+{{- $item := trim (toString .) -}}
+{{- if not $decision -}}
+{{- if eq $item "*" -}}
+{{- $star = true -}}
+{{- else if has $item $names -}}
+{{- $decision = "on" -}}
+{{- else if and (hasPrefix "-" $item) (has (trimPrefix "-" $item) $names) -}}
+{{- $decision = "off" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if or (eq $decision "on") (and (not $decision) $star .controller.enabledByDefault) -}}true{{- end -}}
+{{- end -}}
+
+{{- /* A duration of whole seconds or minutes ("30s", "2m"; values.schema.json admits no other) in seconds. */ -}}
+{{- define "aiokcm.seconds" -}}
+{{- $text := toString . -}}
+{{- if hasSuffix "m" $text -}}
+{{- mul (trimSuffix "m" $text | atoi) 60 -}}
+{{- else -}}
+{{- trimSuffix "s" $text | atoi -}}
+{{- end -}}
+{{- end -}}

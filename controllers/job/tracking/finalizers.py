@@ -34,3 +34,6 @@ class FinalizerExpectations:
 
     def delete(self, job_key: str) -> None:
         self._by_job.pop(job_key, None)
+
+    def clear(self) -> None:
+        self._by_job.clear()

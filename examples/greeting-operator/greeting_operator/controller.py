@@ -25,13 +25,13 @@ class GreetingController(Controller):
     aliases = ("greeting",)
     enabled_by_default = False  # a plug-in is opt-in: aiokcm --controllers=*,greeting
     watches = (For(GREETINGS), Owns(CONFIGMAPS))
-    # What `aiokcm rbac --controllers greeting-controller` prints (config/rbac/role.yaml).
+    # What `aiokcm rbac --controllers greeting-controller` prints (config/rbac/role.yaml) as this
+    # controller's ClusterRole; the Events it records are covered by the manager's own ClusterRole.
     rbac = (
-        PolicyRule(("demo.example.com",), ("greetings",), ("get", "list", "watch")),
+        PolicyRule(("demo.example.com",), ("greetings",), ("list", "watch")),
         PolicyRule(("demo.example.com",), ("greetings/status",), ("patch",)),
         PolicyRule(("demo.example.com",), ("greetings/finalizers",), ("update",)),  # blockOwnerDeletion
-        PolicyRule(("",), ("configmaps",), ("get", "list", "watch", "create", "patch")),
-        PolicyRule(("", "events.k8s.io"), ("events",), ("create", "patch", "update")),
+        PolicyRule(("",), ("configmaps",), ("list", "watch", "create", "patch")),
     )
 
     async def reconcile(self, request: Request) -> None:

@@ -88,7 +88,6 @@ async def pool(kubesim: Any) -> AsyncIterator[Pool]:
 
 @pytest.mark.slow
 async def test_one_leads_and_a_hard_stop_fails_over_after_expiry(pool: Pool) -> None:
-    loop = asyncio.get_running_loop()
     a, b = pool.elector("a"), pool.elector("b")
     leader = await wait_for(lambda: a if a.leading else b if b.leading else None, message="a leader")
     standby = b if leader is a else a
@@ -103,10 +102,10 @@ async def test_one_leads_and_a_hard_stop_fails_over_after_expiry(pool: Pool) -> 
 
     leader.release_on_cancel = False  # a crash: nothing is released
     last_renewal = leader.observed_time
-    stopped_at = loop.time()
+    stopped_at = leader.now()
     await pool.stop(leader.identity)
     await wait_for(lambda: standby.leading, timeout=LEASE + 2 * MAX_RETRY_GAP + 1, message="failover")
-    took_over = loop.time()
+    took_over = standby.now()
     assert took_over - last_renewal >= LEASE - 0.05  # never before the lease expired
     assert took_over - stopped_at <= LEASE + 2 * MAX_RETRY_GAP + 0.7  # slack for a loaded machine
     spec = (await pool.lease())["spec"]
@@ -236,7 +235,9 @@ async def test_two_managers_only_the_leader_reconciles(kubesim: Any) -> None:
         assert {who for _, who in HEARTBEATS} == {client_id(leader)}
 
         elector(leader).release_on_cancel = False  # hard stop: no release
-        last_renewal = elector(leader).observed_time
+        # The last renewal in loop time (the heartbeats' clock); the elector counts on its own clock.
+        since_renewal = elector(leader).now() - elector(leader).observed_time
+        last_renewal = asyncio.get_running_loop().time() - since_renewal
         runs[leader].cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await runs.pop(leader)

@@ -62,13 +62,14 @@ def test_rbac_of_the_installed_controllers_covers_what_they_declare(tmp_path: Pa
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    cluster_role, role = yaml.safe_load_all(result.stdout)
-    jobs = [r for r in cluster_role["rules"] if r["apiGroups"] == ["batch"] and r["resources"] == ["jobs"]]
-    assert jobs == [
-        {
-            "apiGroups": ["batch"],
-            "resources": ["jobs"],
-            "verbs": ["delete", "get", "list", "patch", "update", "watch"],  # job's and ttl's, united
-        }
+    printed = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(result.stdout)}
+    assert [name for kind, name in printed if kind == "ClusterRole"] == [
+        "aiokcm:manager",
+        "aiokcm:controller:job-controller",
+        "aiokcm:controller:ttl-after-finished-controller",
     ]
-    assert role["metadata"]["namespace"] == "kube-system"
+    ttl = printed["ClusterRole", "aiokcm:controller:ttl-after-finished-controller"]["rules"]
+    assert ttl == [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["delete", "get", "list", "watch"]}
+    ]
+    assert printed["Role", "aiokcm-leader-election"]["metadata"]["namespace"] == "kube-system"

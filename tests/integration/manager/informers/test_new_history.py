@@ -36,6 +36,8 @@ async def test_restarted_server_with_a_new_history_replaces_the_cache(use_watch_
         client, backoff=Backoff(initial=0.05, maximum=0.2), use_watch_list=use_watch_list
     )
     informer = factory.informer(CONFIGMAPS, namespace=NS)
+    restarts: list[int] = []
+    informer.add_history_listener(lambda: restarts.append(len(informer.indexer)))
     new: KubeSim | None = None
     try:
         for index in range(20):
@@ -58,6 +60,7 @@ async def test_restarted_server_with_a_new_history_replaces_the_cache(use_watch_
             )
         backwards = [e for e in logs if e["event"].startswith("resourceVersion went backwards")]
         assert backwards and backwards[0]["log_level"] == "error"
+        assert restarts and restarts[0] <= 1  # told after the cache was replaced, not before
         assert backwards[0]["last_synced_resource_version"] == str(old_rv)
         assert int(backwards[0]["server_resource_version"]) < old_rv
     finally:

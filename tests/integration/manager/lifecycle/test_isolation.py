@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+import pytest
 from prometheus_client import REGISTRY
 
 from controllers.job import JobController
@@ -14,6 +15,7 @@ from manager import (
     CONFIGMAPS,
     CUSTOMRESOURCEDEFINITIONS,
     JOBS,
+    ApiClient,
     Controller,
     For,
     GroupVersionResource,
@@ -114,3 +116,99 @@ async def _debug(url: str) -> list[tuple[str, dict[str, Any]]]:
         payload = await response.json()
     controllers = payload["controllers"] if isinstance(payload, dict) else payload
     return [(c["name"], c) for c in controllers]
+
+
+@pytest.mark.slow  # waits out the reflector's backoff after the 404s
+async def test_a_crd_deleted_under_its_running_controller_stops_only_that_controller() -> None:
+    """Deleting a CRD while its controller runs: its custom resources go, the controller's informer reports
+    the missing resource and retries, every other controller goes on; the CRD back, the controller acts
+    again."""
+    async with run_controllers(JobController, GadgetController, wait_for_sync=False) as env:
+        await env.client.create(CUSTOMRESOURCEDEFINITIONS, gadget_crd())
+        await wait_for(lambda: _create_gadget(env.client, "before"), message="the CRD to be served")
+        await wait_for(
+            lambda: _exists(env.client, "gadget-before"), timeout=20, message="the first ConfigMap"
+        )
+
+        await env.client.delete(CUSTOMRESOURCEDEFINITIONS, "gadgets.example.aiokcm.io")
+
+        async def crd_gone() -> bool:
+            try:
+                await env.client.get(CUSTOMRESOURCEDEFINITIONS, "gadgets.example.aiokcm.io")
+            except NotFound:
+                return True
+            return False
+
+        await wait_for(crd_gone, timeout=15, message="the CRD to be deleted")
+        await env.client.create(JOBS, _job("after-crd-deletion"), "default")
+        await wait_for(
+            lambda: _job_succeeded(env.client, "after-crd-deletion"),
+            timeout=15,
+            message="the Job controller to go on without the CRD",
+        )
+        url = env.manager.server.url
+
+        async def reported() -> bool:
+            problem = dict(await _debug(url))["gadget-controller"]["waiting_for_sync"]
+            return (
+                bool(problem)
+                and "resource no longer served: gadgets.v1.example.aiokcm.io (NotFound" in problem
+            )
+
+        await wait_for(reported, timeout=15, message="the missing resource in /debug/controllers")
+        status, body = await get(f"{url}/readyz?verbose")
+        assert status == 500, body
+        assert "[+]job-controller ok" in body
+        assert "[-]gadget-controller failed" in body
+        status, body = await get(f"{url}/livez")
+        assert status == 200, body
+
+        await env.client.create(CUSTOMRESOURCEDEFINITIONS, gadget_crd())
+        await wait_for(
+            lambda: _create_gadget(env.client, "after"), timeout=15, message="the CRD served again"
+        )
+        await wait_for(
+            lambda: _exists(env.client, "gadget-after"),
+            timeout=45,
+            message="the gadget controller to act again",
+        )
+        await wait_for(lambda: _ready(url), timeout=15, message="/readyz to pass again")
+
+
+def _job(name: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "template": {
+                "metadata": {"annotations": {"kubesim.aiokcm.io/run-seconds": "0"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+            }
+        },
+    }
+
+
+async def _job_succeeded(client: ApiClient, name: str) -> bool:
+    status = (await client.get(JOBS, name, "default")).get("status") or {}
+    return bool(status.get("succeeded") == 1)
+
+
+async def _create_gadget(client: ApiClient, name: str) -> bool:
+    body = {"apiVersion": "example.aiokcm.io/v1", "kind": "Gadget", "metadata": {"name": name}}
+    try:
+        await client.create(GADGETS, body, "default")
+    except NotFound:
+        return False  # the CRD is not served (yet)
+    return True
+
+
+async def _exists(client: ApiClient, name: str) -> bool:
+    try:
+        await client.get(CONFIGMAPS, name, "default")
+    except NotFound:
+        return False
+    return True
+
+
+async def _ready(url: str) -> bool:
+    status, _ = await get(f"{url}/readyz")
+    return status == 200

@@ -47,8 +47,9 @@ def test_writes_an_installable_package(tmp_path: Path, capsys: pytest.CaptureFix
     assert '[project.entry-points."aiokcm.controllers"]' in pyproject
     assert 'greeting-controller = "greeting_operator.controller:GreetingController"' in pyproject
     assert 'asyncio_mode = "auto"' in pyproject
-    role, leader = yaml.safe_load_all((target / "config/rbac/role.yaml").read_text())
-    assert role["kind"] == "ClusterRole" and leader["kind"] == "Role"
+    documents = list(yaml.safe_load_all((target / "config/rbac/role.yaml").read_text()))
+    role = next(d for d in documents if d["metadata"]["name"] == "aiokcm:controller:greeting-controller")
+    assert [d["kind"] for d in documents].count("Role") == 1
     assert {"apiGroups": ["demo.example.com"], "resources": ["greetings/status"], "verbs": ["patch"]} in (
         role["rules"]
     )

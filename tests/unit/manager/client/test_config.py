@@ -127,10 +127,10 @@ async def test_in_cluster_config_from_the_service_account_mount(tmp_path: Path) 
 
 
 async def test_in_cluster_config_without_a_token_fails(tmp_path: Path) -> None:
-    from kubernetes_asyncio.config import ConfigException
+    from manager.client.config import ConfigError
 
     mount = service_account(tmp_path)
     (mount / "token").unlink()
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    with pytest.raises(ConfigException, match="token"):
+    with pytest.raises(ConfigError, match=r"in-cluster configuration .* token"):
         await load_config(environ=env, service_account_dir=str(mount))

@@ -22,7 +22,7 @@ class FakeTime:
 
 async def test_burst_then_qps() -> None:
     t = FakeTime()
-    bucket = TokenBucket(qps=10, burst=3, clock=t.clock, sleep=t.sleep)
+    bucket = TokenBucket(qps=10, burst=3, clock=t.clock, sleep=t.sleep, tick=0)
     waits = [await bucket.acquire() for _ in range(6)]
     assert waits[:3] == [0.0, 0.0, 0.0]
     assert waits[3:] == pytest.approx([0.1, 0.1, 0.1])
@@ -31,7 +31,7 @@ async def test_burst_then_qps() -> None:
 
 async def test_refills_while_idle_up_to_burst() -> None:
     t = FakeTime()
-    bucket = TokenBucket(qps=2, burst=2, clock=t.clock, sleep=t.sleep)
+    bucket = TokenBucket(qps=2, burst=2, clock=t.clock, sleep=t.sleep, tick=0)
     await bucket.acquire()
     await bucket.acquire()
     t.now += 100.0  # a long pause refills only up to the burst
@@ -52,3 +52,37 @@ async def test_non_positive_qps_disables_limiting() -> None:
         assert not bucket.enabled
         assert [await bucket.acquire() for _ in range(100)] == [0.0] * 100
     assert t.slept == []
+
+
+def test_the_tick_defaults_to_burst_over_qps_capped_at_one_second() -> None:
+    assert TokenBucket(qps=20, burst=30).tick == 1.0
+    assert TokenBucket(qps=10, burst=3).tick == pytest.approx(0.3)
+    assert TokenBucket(qps=0, burst=30).tick == 0.0
+
+
+async def test_throttled_callers_wake_together_on_the_next_tick() -> None:
+    t = FakeTime()
+    t.now = 100.05
+    bucket = TokenBucket(qps=10, burst=3, clock=t.clock, sleep=t.sleep)  # tick 0.3 s
+    due = [bucket.reserve() for _ in range(3)] + [bucket.reserve() for _ in range(4)]
+    assert due[3:] == pytest.approx([0.1, 0.2, 0.3, 0.4])  # client-go's limiter: one every 0.1 s
+    wakes = [t.now + bucket._until_tick(d) for d in due[3:]]
+    # Never before the token is due, at most one tick after, and on the grid (0.3 s): the last three together.
+    assert wakes == pytest.approx([100.2, 100.5, 100.5, 100.5])  # due 100.15, .25, .35, .45
+    assert all(
+        w >= t.now + d - 1e-9 and w < t.now + d + bucket.tick for w, d in zip(wakes, due[3:], strict=True)
+    )
+
+
+async def test_the_long_run_rate_stays_qps_with_ticks() -> None:
+    t = FakeTime()
+    bucket = TokenBucket(qps=20, burst=30, clock=t.clock, sleep=t.sleep)
+    sent: list[float] = []
+    for _ in range(30 + 200):
+        await bucket.acquire()
+        sent.append(t.now)
+    assert sent[-1] >= 200 / 20  # 200 tokens beyond the burst take 10 s at 20 QPS, ticks or not
+    per_instant: dict[float, int] = {}
+    for when in sent:
+        per_instant[round(when, 6)] = per_instant.get(round(when, 6), 0) + 1
+    assert max(per_instant.values()) <= bucket.burst

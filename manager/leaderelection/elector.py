@@ -1,26 +1,26 @@
-"""Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm and fail-fast semantics.
+"""The leader elector: client-go's algorithm on a coordination.k8s.io/v1 Lease, with fail-fast semantics.
 
 - Acquire: try at once, then every `retry_period` with jitter (factor 1.2) until the lease is free or expired.
-- Expiry is judged on the local monotonic clock (`loop.time()`): a lease is expired when its record has not
+- Expiry of another holder's lease is judged on our own clock: it is expired when its record has not
   changed for `lease_duration` since *we* last saw it change. Timestamps written to the Lease are only for
   humans and other clients (MicroTime, exactly six fractional digits, as the API server insists).
 - Renew: every `retry_period`; each renewal may retry until `renew_deadline`, and each API call has its own
   deadline (`call_timeout`, shorter than the renew deadline). Missing the deadline means the lease is lost:
-  `run()` returns and the manager exits non-zero ("leaderelection lost"), because a standby may take over
-  `lease_duration` after our last renewal and we must have stopped acting by then.
-- Release on a clean stop: the holder is cleared and leaseDurationSeconds set to 1, so a standby takes over
-  at its next retry instead of waiting for the lease to expire.
+  `run()` returns and the manager exits non-zero ("leaderelection lost").
+- Fence (manager/leaderelection/fence.py): our own writes are allowed only until `lease_duration - margin`
+  after the latest successful renewal was *sent*; when that passes (a pause longer than the lease, a stuck
+  renewal) the fence closes at once, before any further write, and `run()` returns as for a lost lease.
+- Release on a clean stop: the fence closes, the holder is cleared and leaseDurationSeconds set to 1, so a
+  standby takes over at its next retry instead of waiting for the lease to expire.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import random
 import socket
 import uuid
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -28,6 +28,7 @@ from prometheus_client import Counter, Gauge
 
 from manager.apimachinery.resources import LEASES
 from manager.client.errors import ApiError, Conflict, NotFound
+from manager.leaderelection.fence import DEFAULT_MARGIN_RATIO, Clock, LeaseFence, lease_clock
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
@@ -71,7 +72,8 @@ class LeaderElector:
         retry_period: float = 2.0,
         call_timeout: float | None = None,
         release_on_cancel: bool = True,
-        clock: Callable[[], float] | None = None,
+        fence_margin: float | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if not lease_duration > renew_deadline > JITTER_FACTOR * retry_period > 0:
             raise ValueError(
@@ -88,6 +90,8 @@ class LeaderElector:
         self.call_timeout = call_timeout if call_timeout is not None else renew_deadline / 2
         self.release_on_cancel = release_on_cancel
         self._clock = clock
+        self.fence_margin = lease_duration * DEFAULT_MARGIN_RATIO if fence_margin is None else fence_margin
+        self.fence = LeaseFence(lease_duration, self.fence_margin, self.now)
         self.leading = False
         self.elected = asyncio.Event()
         self.observed_spec: dict[str, Any] | None = None
@@ -97,13 +101,25 @@ class LeaderElector:
 
     # ------------------------------------------------------------------ public
     def now(self) -> float:
-        return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
+        """Our clock: the injected one, else lease_clock (it counts a pause or a suspend)."""
+        return self._clock() if self._clock is not None else lease_clock()
+
+    def check_leading(self) -> None:
+        """Write gate of the leader-only controllers: raises NotLeader unless we may act on the lease."""
+        self.fence.check()
+
+    def check_not_deposed(self) -> None:
+        """Write gate of components shared with standby work: raises NotLeader once we led and may not
+        any more."""
+        self.fence.check_not_deposed()
 
     async def run(self) -> None:
         """Acquire the lease, then keep renewing it; returns when leadership is lost.
 
         Cancelling it stops the election; when leading and `release_on_cancel` is set, the lease is released.
         """
+        if self.fence.held:  # a new term: the fence of the last one stays closed for whoever kept it
+            self.fence = LeaseFence(self.lease_duration, self.fence_margin, self.now)
         try:
             await self._acquire()
             self._set_leading(True)
@@ -158,19 +174,21 @@ class LeaderElector:
             await asyncio.sleep(delay)
 
     async def _renew(self) -> None:
+        """Renew until a renewal round misses its deadline or the fence closes; returns when lost."""
+        fence = self.fence
         while True:
             deadline = self.now() + self.renew_deadline
             while True:
-                remaining = deadline - self.now()
-                if remaining <= 0:
+                remaining = min(deadline, fence.closes_at) - self.now()
+                if remaining <= 0 or not fence.is_open():
                     return
                 if await self._attempt(min(self.call_timeout, remaining)):
                     break
-                remaining = deadline - self.now()
+                remaining = min(deadline, fence.closes_at) - self.now()
                 if remaining <= 0:
                     return
                 await asyncio.sleep(min(self.retry_period, remaining))
-            await asyncio.sleep(self.retry_period)
+            await asyncio.sleep(max(0.0, min(self.retry_period, fence.closes_at - self.now())))
 
     async def _attempt(self, timeout: float) -> bool:
         try:
@@ -201,8 +219,10 @@ class LeaderElector:
             assert self.observed_spec is not None
             spec["acquireTime"] = self.observed_spec.get("acquireTime", now)
             spec["leaseTransitions"] = self.observed_spec.get("leaseTransitions", 0)
+            sent = self.now()
             try:
                 await self._update(spec)
+                self.fence.renewed(sent)
                 return True
             except ApiError:
                 SLOWPATH.labels(self.name).inc()
@@ -215,11 +235,13 @@ class LeaderElector:
                 "metadata": {"name": self.name, "namespace": self.namespace},
                 "spec": spec,
             }
+            sent = self.now()
             try:
                 created = await self.client.create(LEASES, body, self.namespace)
             except Conflict:
                 return False
             self._observe(created)
+            self.fence.renewed(sent)
             return True
         current = lease.get("spec") or {}
         if current != self.observed_spec:
@@ -227,6 +249,9 @@ class LeaderElector:
         else:
             self._resource_version = lease["metadata"].get("resourceVersion")
         holder = current.get("holderIdentity") or ""
+        if self.leading and holder != self.identity:
+            self.fence.close(f"the lease is held by {holder!r} now")  # it was taken over behind our back
+            return False
         if holder and holder != self.identity and self.observed_time + self.lease_duration > self.now():
             return False  # held by someone else and not expired by our own clock
         if holder == self.identity:
@@ -234,10 +259,12 @@ class LeaderElector:
             spec["leaseTransitions"] = current.get("leaseTransitions", 0)
         else:
             spec["leaseTransitions"] = int(current.get("leaseTransitions") or 0) + 1
+        sent = self.now()
         try:
             await self._update(spec)
         except Conflict:
             return False
+        self.fence.renewed(sent)
         return True
 
     async def _update(self, spec: dict[str, Any]) -> None:
@@ -260,6 +287,8 @@ class LeaderElector:
         self.observed_time = self.now()
 
     def _set_leading(self, leading: bool) -> None:
+        if not leading:
+            self.fence.close("leadership ended")
         if leading == self.leading:
             return
         self.leading = leading
@@ -268,38 +297,3 @@ class LeaderElector:
             self.elected.set()
         else:
             self.elected.clear()
-
-
-class LeaderElectionRunnable:
-    """Adapter for the manager's LEADER_ELECTION group: `start()` returns once we lead; losing the lease
-    later calls `on_lost()` (the manager then stops the controllers and exits non-zero)."""
-
-    def __init__(self, elector: LeaderElector, on_lost: Callable[[], None]) -> None:
-        self.elector = elector
-        self._on_lost = on_lost
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="leader-election")
-        elected = asyncio.create_task(self.elector.elected.wait())
-        try:
-            await asyncio.wait({self._task, elected}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            elected.cancel()
-        if not self.elector.leading:
-            raise RuntimeError("leader election ended before this replica became the leader")
-
-    async def _run(self) -> None:
-        try:
-            await self.elector.run()
-        except Exception:  # whatever ended the election, we no longer hold the lease
-            log.exception("leader election failed")
-        self._on_lost()
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None

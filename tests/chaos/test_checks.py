@@ -1,0 +1,188 @@
+"""The chaos run's pure parts, without processes: the schedule, the invariants, the leadership judge."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.chaos import workload
+from tests.chaos.invariants import ClusterState, jobs_running_during, unfinished
+from tests.chaos.leadership import (
+    LeaseTimeline,
+    SocketOwners,
+    WriteAudit,
+    parse_micro_time,
+    split_brain_windows,
+)
+from tests.chaos.schedule import DISRUPTIONS, LEASE_DURATION, build_schedule
+
+Obj = dict[str, Any]
+_uids = itertools.count(1)
+
+
+def test_the_same_seed_gives_the_same_schedule() -> None:
+    first = build_schedule(7, 60, restart_supported=True)
+    assert first == build_schedule(7, 60, restart_supported=True)
+    assert first != build_schedule(8, 60, restart_supported=True)
+    assert all(a.at <= b.at for a, b in itertools.pairwise(first))
+    assert {s.action for s in first} >= {
+        "pause_leader",
+        "kill_manager",
+        "pause_apiserver",
+        "restart_apiserver",
+    }
+
+
+def test_restarts_are_left_out_without_a_durable_kubesim_and_disruptions_never_overlap() -> None:
+    steps = build_schedule(3, 120, restart_supported=False)
+    disruptions = [s for s in steps if s.action in DISRUPTIONS]
+    assert "restart_apiserver" not in {s.action for s in steps}
+    for before, after in itertools.pairwise(disruptions):
+        busy = before.params.get("seconds", 0) + (LEASE_DURATION if before.action == "pause_leader" else 0)
+        assert after.at >= before.at + busy, (before, after)
+    assert all(s.at < 120 for s in steps)
+    with pytest.raises(ValueError, match="positive"):
+        build_schedule(1, 0, restart_supported=False)
+
+
+def _meta(name: str, rv: int, owner: str | None = None, **extra: Any) -> Obj:
+    meta: Obj = {"name": name, "uid": f"uid-{name}", "resourceVersion": str(rv), **extra}
+    if owner is not None:
+        meta["ownerReferences"] = [{"uid": owner, "controller": True}]
+    return meta
+
+
+def _pod(name: str, rv: int, owner: str, phase: str = "Running", index: str | None = None) -> Obj:
+    annotations = {} if index is None else {"batch.kubernetes.io/job-completion-index": index}
+    return {"metadata": _meta(name, rv, owner, annotations=annotations), "status": {"phase": phase}}
+
+
+def test_a_job_over_its_parallelism_or_with_an_index_twice_is_reported() -> None:
+    state = ClusterState()
+    job = {
+        "metadata": _meta("j", 1, labels={"chaos/kind": "indexed"}),
+        "spec": workload.job("j", "indexed")["spec"],
+    }
+    state.apply("jobs", "ADDED", job)
+    assert state.apply("pods", "ADDED", _pod("p0", 2, "uid-j", index="0")) == []
+    assert state.apply("pods", "ADDED", _pod("p1", 3, "uid-j", index="1")) == []
+    problems = state.apply("pods", "ADDED", _pod("p2", 4, "uid-j", index="1"))
+    assert problems == [
+        "Job j: 3 live pods over parallelism 2",
+        "Job j: two live pods for index ['1']",
+    ]
+    # a terminating pod beyond parallelism is allowed, as upstream allows it
+    deleting = _pod("p2", 5, "uid-j", index="1")
+    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert state.apply("pods", "MODIFIED", deleting) == []
+
+
+def _rs(replicas: int, rv: int, status_replicas: int) -> Obj:
+    return {
+        "metadata": _meta(workload.REPLICASET, rv, generation=rv),
+        "spec": {"replicas": replicas},
+        "status": {"replicas": status_replicas, "observedGeneration": rv},
+    }
+
+
+def test_a_replicaset_scale_down_binds_the_pods_once_the_pod_stream_has_passed_it() -> None:
+    state = ClusterState()
+    state.apply("replicasets", "ADDED", _rs(3, 1, 3))
+    for n in range(3):
+        assert state.apply("pods", "ADDED", _pod(f"p{n}", 2 + n, "uid-rs-scaled")) == []
+    state.apply("replicasets", "MODIFIED", _rs(2, 10, 2))  # settled at rv 10
+    # a pod event older than the settled status: its deletions may not have reached the test yet
+    assert state.apply("pods", "MODIFIED", _pod("p0", 9, "uid-rs-scaled")) == []
+    problems = state.apply("pods", "MODIFIED", _pod("p1", 11, "uid-rs-scaled"))
+    assert problems == ["ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"]
+
+
+def test_unfinished_names_what_has_not_converged() -> None:
+    state = ClusterState()
+    job = {
+        "metadata": _meta("j", 1, labels={"chaos/kind": "plain"}),
+        "spec": workload.job("j", "plain")["spec"],
+        "status": {"succeeded": 6, "conditions": [{"type": "Complete", "status": "True"}]},
+    }
+    state.apply("jobs", "ADDED", job)
+    for n in range(5):
+        state.apply("pods", "ADDED", _pod(f"p{n}", 2 + n, "uid-j", phase="Succeeded"))
+    assert "Job j: 5 succeeded pods for 6 completions" in unfinished(state)
+    state.apply("pods", "ADDED", _pod("p5", 9, "uid-j", phase="Succeeded"))
+    assert [p for p in unfinished(state) if p.startswith("Job")] == []
+
+
+def _lease(holder: str, acquired: float, renewed: float) -> Obj:
+    def micro(seconds: float) -> str:
+        return f"2026-01-01T00:00:{seconds:09.6f}Z"
+
+    return {"spec": {"holderIdentity": holder, "acquireTime": micro(acquired), "renewTime": micro(renewed)}}
+
+
+def test_a_write_after_the_lease_expired_or_was_taken_is_not_the_leaders() -> None:
+    timeline = LeaseTimeline(lease_duration=4.0)
+    for renewed in (1.0, 2.0, 3.0):
+        timeline.observe(_lease("a", 1.0, renewed))
+    timeline.observe(_lease("b", 10.0, 10.0))
+    base = timeline.records[0][1] - 1.0  # the MicroTimes of 00:00:01 as Unix seconds, minus one
+    assert timeline.leader_at("a", base + 4.0) is None
+    assert timeline.leader_at("a", base + 7.5) is None  # within the slack for a request in flight
+    assert timeline.leader_at("a", base + 9.5) == "its lease expired 2.5s before"
+    assert timeline.leader_at("b", base + 11.0) is None
+    assert timeline.leader_at("c", base + 11.0) == "had never acquired the lease"
+    assert timeline.holders() == ["a", "b"]
+    assert split_brain_windows([20.0, 21.0, 40.0], after=5.0) == [(19.0, 26.0), (39.0, 45.0)]
+
+
+def test_audit_lines_are_attributed_through_the_socket_owner(tmp_path: Path) -> None:
+    log = tmp_path / "audit.log"
+    line = {"time": 1.0, "verb": "create", "path": "/api/v1/namespaces/chaos/pods", "code": 201}
+    log.write_bytes(
+        orjson.dumps(
+            {
+                **line,
+                "userAgent": "aiokcm/v1 (linux/x86_64) python/3.11/job-controller",
+                "peer": "127.0.0.1:5000",
+            }
+        )
+        + b"\n"
+        + orjson.dumps({**line, "userAgent": "aiokcm-chaos-test", "peer": "127.0.0.1:5001"})
+        + b'\n{"cut'
+    )
+    owners = SocketOwners(server_port=1)
+    owners.owner_of_port[5000] = 42
+    audit = WriteAudit(log, owners, identity_of_pid={42: "replica-a"})
+    audit.poll([])
+    assert [(identity, w.port) for identity, w in audit.attributed] == [("replica-a", 5000)]
+    assert audit.unattributed == []
+
+
+def test_a_relist_is_checked_as_a_whole() -> None:
+    state = ClusterState()
+    job = {
+        "metadata": _meta("j", 1, labels={"chaos/kind": "plain"}),
+        "spec": workload.job("j", "plain")["spec"],
+    }
+    state.apply("jobs", "ADDED", job)
+    pods = [_pod(f"p{n}", 2 + n, "uid-j") for n in range(4)]
+    assert state.replace("pods", pods, 10) == ["Job j: 4 live pods over parallelism 3"]
+    assert state.replace("pods", pods[:3], 11) == []
+
+
+def test_the_jobs_running_during_a_split_brain_window() -> None:
+    state = ClusterState()
+    done = {"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}
+    for name, created, conditions in [
+        ("before", "2026-01-01T00:00:00Z", [done]),
+        ("during", "2026-01-01T00:00:05Z", []),
+        ("after", "2026-01-01T00:00:30Z", []),
+    ]:
+        meta = _meta(name, 1, creationTimestamp=created)
+        state.apply("jobs", "ADDED", {"metadata": meta, "spec": {}, "status": {"conditions": conditions}})
+    start = parse_micro_time("2026-01-01T00:00:20.000000Z")
+    assert jobs_running_during(state, [(start, start + 5)]) == {"during"}
+    assert jobs_running_during(state, []) == frozenset()
