@@ -70,7 +70,7 @@ async def point(shape: Shape, args: argparse.Namespace, log_dir: str, base_rss: 
     row: dict[str, Any] = {"pods": shape.pods, "jobs": shape.jobs, "replicasets": shape.replicasets}
     data_dir = tempfile.mkdtemp(prefix="scale-kubesim-")
     try:
-        row["fixture_s"] = await write_data_dir(data_dir, shape)
+        row["fixture_s"] = await write_data_dir(data_dir, shape, managed_fields=not args.no_managed_fields)
         t0 = time.perf_counter()
         sim, url = start_kubesim(
             "--data-dir", data_dir, "--no-kubelet", "--history-size", "10000", "--log-level", "warning"
@@ -146,7 +146,8 @@ def report(row: dict[str, Any]) -> None:
         f"fixture written in {row['fixture_s']:.1f} s; kubesim loaded it in {row['kubesim_load_s']:.1f} s\n"
         f"manager: caches synced {row['synced_s']:.2f} s after start, controllers started "
         f"{row['started_s']:.2f} s, quiet {row['quiet_s']:.2f} s; peak RSS {row['peak_rss'] / MB:,.0f} MB\n"
-        f"idle over {row.get('idle_seconds', 0):.0f} s: manager {100 * row['idle_cpu_share']:.2f} % of a core "
+        f"idle over {row.get('idle_seconds', 0):.0f} s: manager {100 * row['idle_cpu_share']:.2f} % "
+        "of a core "
         f"(target <= 1 %), kubesim {100 * row['idle_kubesim_share']:.2f} %, writes to kubesim: "
         f"{row['idle_writes']}\n"
         f"RSS {rss / MB:,.0f} MB; bare stripped dicts of {row['objects']:,} objects {dicts / MB:,.0f} MB; "
@@ -161,6 +162,11 @@ def report(row: dict[str, Any]) -> None:
         f"error lines logged {row['errors_logged']}",
         flush=True,
     )
+
+
+def save_json(path: str, rows: list[dict[str, Any]]) -> None:
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=1)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -183,8 +189,7 @@ async def main(args: argparse.Namespace) -> None:
         report(row)
         rows.append(row)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        save_json(args.json, rows)
     if args.svg and len(rows) > 1:
         from scale_svg import write_svg
 
@@ -198,10 +203,17 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--replicasets", type=int, default=10_000)
     parser.add_argument("--namespaces", type=int, default=100)
-    parser.add_argument("--sizes", default="", help="pod counts, e.g. 10000,30000,100000 (others scale along)")
+    parser.add_argument(
+        "--sizes", default="", help="pod counts, e.g. 10000,30000,100000 (others scale along)"
+    )
     parser.add_argument("--writes", type=int, default=200, help="writes of each kind timed per point")
     parser.add_argument("--rate", type=float, default=20.0, help="writes per second")
     parser.add_argument("--idle-seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--no-managed-fields",
+        action="store_true",
+        help="store the objects without managedFields (the manager then never decodes them)",
+    )
     parser.add_argument("--svg", default="", help="write the plot of a sweep here")
     parser.add_argument("--json", default="", help="write every point's figures here")
     asyncio.run(main(parser.parse_args()))

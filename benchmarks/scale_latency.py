@@ -115,7 +115,11 @@ async def _timed(
 
 
 async def measure(
-    client: ApiClient, namespaces: list[str], replicasets: list[tuple[str, str, int]], writes: int, rate: float
+    client: ApiClient,
+    namespaces: list[str],
+    replicasets: list[tuple[str, str, int]],
+    writes: int,
+    rate: float,
 ) -> Latencies:
     """`writes` of each kind alternated at `rate` writes/s in all; `replicasets` are (ns, name, replicas)
     to scale, one write each. Plus `writes // 10` echo pods, spread between them."""
@@ -146,7 +150,9 @@ async def measure(
                     "spec": {"containers": [{"name": "main", "image": "busybox"}]},
                 }
                 echo = client.create(PODS, body, namespace)
-                pending.append(asyncio.create_task(_timed(watch, (namespace, "Pod", name), echo, result.echo, result)))
+                pending.append(
+                    asyncio.create_task(_timed(watch, (namespace, "Pod", name), echo, result.echo, result))
+                )
             await asyncio.sleep(1 / rate)
         await asyncio.gather(*pending)
     finally:

@@ -80,7 +80,9 @@ class ManagerProcess:
             self.proc.wait()
 
 
-async def stripped_dicts_bytes(client: ApiClient, resources: list[GroupVersionResource[Any]]) -> tuple[int, int]:
+async def stripped_dicts_bytes(
+    client: ApiClient, resources: list[GroupVersionResource[Any]]
+) -> tuple[int, int]:
     """Retained bytes (tracemalloc) of every object of `resources` as a bare orjson dict with
     metadata.managedFields dropped (manager/informers/transform.py strip_managed_fields), and the count."""
     pages: list[bytes] = []

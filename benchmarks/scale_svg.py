@@ -23,7 +23,7 @@ def _nice_max(value: float) -> float:
     power = 10.0 ** (len(str(int(value))) - 1) if value >= 1 else 0.1
     while power > value:
         power /= 10
-    for step in (1, 2, 2.5, 5, 10):
+    for step in (1, 1.25, 1.5, 2, 2.5, 5, 10):
         if step * power >= value:
             return step * power
     return 10 * power
@@ -52,7 +52,9 @@ def _panel(
     ]
     for i in range(5):
         xv, yv = x_max * i / 4, y_max * i / 4
-        out.append(f'<text x="{px(xv):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">{xv / 1000:g}k</text>')
+        out.append(
+            f'<text x="{px(xv):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">{xv / 1000:g}k</text>'
+        )
         out.append(f'<text x="{x0 + LEFT - 6}" y="{py(yv) + 4:.1f}" text-anchor="end">{yv:g}</text>')
         out.append(
             f'<line x1="{x0 + LEFT}" y1="{py(yv):.1f}" x2="{x0 + LEFT + plot_w}" y2="{py(yv):.1f}" '
@@ -91,7 +93,7 @@ def write_svg(path: str, rows: Sequence[dict[str, Any]]) -> None:
         [
             ("manager RSS", [r["rss"] / mb for r in rows]),
             ("bare stripped dicts", [r["dicts_bytes"] / mb for r in rows]),
-            ("target: 1.3 × dicts + baseline", [(1.3 * r["dicts_bytes"] + r["base_rss"]) / mb for r in rows]),
+            ("target: 1.3 x dicts + baseline", [(1.3 * r["dicts_bytes"] + r["base_rss"]) / mb for r in rows]),
         ],
         None,
     )  # fmt: skip
