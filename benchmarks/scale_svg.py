@@ -17,13 +17,13 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#7f7f7f")
 
 
 def _nice_max(value: float) -> float:
-    """The smallest of 1, 2, 2.5 or 5 times a power of ten that is >= value."""
+    """The smallest round number >= value (a step below times a power of ten)."""
     if value <= 0:
         return 1.0
     power = 10.0 ** (len(str(int(value))) - 1) if value >= 1 else 0.1
     while power > value:
         power /= 10
-    for step in (1, 1.25, 1.5, 2, 2.5, 5, 10):
+    for step in (1, 1.2, 1.6, 2, 2.4, 4, 6, 8, 10):  # each splits into 4 round ticks
         if step * power >= value:
             return step * power
     return 10 * power
@@ -46,7 +46,8 @@ def _panel(
     out = [
         f'<text x="{x0 + WIDTH / 2}" y="20" text-anchor="middle" font-weight="bold">{title}</text>',
         f'<rect x="{x0 + LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#333"/>',
-        f'<text x="{x0 + LEFT + plot_w / 2}" y="{HEIGHT - 10}" text-anchor="middle">cached objects</text>',
+        f'<text x="{x0 + LEFT + plot_w / 2}" y="{HEIGHT - 10}" text-anchor="middle">'
+        "cached objects (pods + Jobs + ReplicaSets)</text>",
         f'<text transform="translate({x0 + 14},{TOP + plot_h / 2}) rotate(-90)" text-anchor="middle">'
         f"{y_label}</text>",
     ]
@@ -65,7 +66,10 @@ def _panel(
             f'<line x1="{x0 + LEFT}" y1="{py(target):.1f}" x2="{x0 + LEFT + plot_w}" y2="{py(target):.1f}" '
             'stroke="#999" stroke-dasharray="4 3"/>'
         )
-        out.append(f'<text x="{x0 + LEFT + 4}" y="{py(target) - 4:.1f}" fill="#777">target</text>')
+        out.append(
+            f'<text x="{x0 + LEFT + plot_w - 4}" y="{py(target) - 4:.1f}" text-anchor="end" fill="#777">'
+            "target</text>"
+        )
     for n, (name, values) in enumerate(series):
         colour = COLOURS[n % len(COLOURS)]
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, values, strict=True))
