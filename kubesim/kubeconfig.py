@@ -10,6 +10,8 @@ import yaml
 
 from kubesim.auth.authn import ADMIN_TOKEN
 
+__all__ = ["ADMIN_TOKEN", "kubeconfig_text", "write_kubeconfig"]  # the token: for clients acting as the admin
+
 
 def kubeconfig_text(
     url: str, name: str = "kubesim", ca_pem: str | None = None, token: str = ADMIN_TOKEN

@@ -146,7 +146,7 @@ class Sandbox:
 
 def admin_session(url: str, ca_pem: str | None = None, **options: Any) -> aiohttp.ClientSession:
     """A session sending kubesim's admin token (any kubesim accepts it), trusting `ca_pem` for HTTPS."""
-    from kubesim.auth.authn import ADMIN_TOKEN
+    from kubesim.kubeconfig import ADMIN_TOKEN
 
     context = ssl.create_default_context(cadata=ca_pem) if ca_pem else None
     return aiohttp.ClientSession(
