@@ -34,6 +34,7 @@ from manager.cli.sandbox_identity import (
     apply_identity,
     controller_rbac,
     manager_identity,
+    service_account_user,
 )
 from manager.config.settings import Settings
 
@@ -137,7 +138,7 @@ class Sandbox:
             token = await apply_identity(session, controller_rbac(controllers), identity)
         self.manager_kubeconfig = self.kubeconfig.with_name("manager-kubeconfig")
         write_kubeconfig(self.manager_kubeconfig, self.url, ca_pem=self.ca_pem, token=token)
-        user = f"system:serviceaccount:{identity.namespace}:{identity.service_account}"
+        user = service_account_user(identity)
         print(f"sandbox: RBAC enforced; the manager runs as {user} (roles of `aiokcm rbac`)", flush=True)
 
     async def stop(self) -> None:

@@ -55,6 +55,11 @@ def manager_identity(settings: Settings) -> Identity:
     )
 
 
+def service_account_user(identity: Identity) -> str:
+    """The user name the manager authenticates as with the ServiceAccount's token."""
+    return f"system:serviceaccount:{identity.namespace}:{identity.service_account}"
+
+
 def identity_objects(controllers: Iterable[ControllerRbac], identity: Identity) -> list[dict[str, Any]]:
     """The namespace and ServiceAccount, then everything `aiokcm rbac` prints for `controllers`."""
     namespaces = dict.fromkeys((identity.namespace, identity.lease_namespace))
