@@ -95,6 +95,12 @@ async def apply_identity(
     enabled, so a kept sandbox cluster follows the code and the flags."""
     objects = identity_objects(controllers, identity)
     await _prune_controller_roles(session, identity, {o["metadata"]["name"] for o in objects})
+    await apply_objects(session, objects)
+    return await request_token(session, identity)
+
+
+async def apply_objects(session: aiohttp.ClientSession, objects: Iterable[dict[str, Any]]) -> None:
+    """Server-side apply each of `objects` (the kinds identity_objects makes), forcing conflicts."""
     for obj in objects:
         async with session.patch(
             _path(obj),
@@ -105,6 +111,10 @@ async def apply_identity(
             if response.status >= 300:
                 detail = (await response.text())[:200]
                 raise IdentityError(f"cannot apply {obj['kind']} {obj['metadata']['name']}: {detail}")
+
+
+async def request_token(session: aiohttp.ClientSession, identity: Identity) -> str:
+    """A token for the identity's ServiceAccount from the TokenRequest API."""
     account = f"/api/v1/namespaces/{identity.namespace}/serviceaccounts/{identity.service_account}"
     request = {
         "apiVersion": "authentication.k8s.io/v1",
