@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml packaging/kubesim/pyproject.toml $(EXAMPLE)/pyproject.t
 	@touch $(STAMP)
 
 ## make run: start the manager against an embedded kubesim cluster, with the CRDs of config/crd and the sample
-##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--port 0").
+##   workloads applied and the Pipeline controller enabled too (more flags: make run ARGS="--secure-port 0").
 ##   The cluster is kept in .sandbox/ and the next `make run` continues it.
 run: $(STAMP)
 	$(VENV)/bin/aiokcm --sandbox --sandbox-data-dir .sandbox --sandbox-apply config/crd,config/samples \

@@ -1,11 +1,15 @@
 """Job controller throughput with the real manager (job-controller only, in this process) against kubesim
-in a separate process, client-side rate limits off. Two scenarios:
+in a separate process, client-side rate limits off. Scenarios:
 
-  one-big   one Job, completions 2000, parallelism 100, pods exit at once (run-seconds 0)
-  many      500 one-pod Jobs created at once
+  one-big        one Job, completions 2000, parallelism 100, pods exit at once (run-seconds 0)
+  many           500 one-pod Jobs created at once (50 creates in flight), pods exit at once
+  many-streamed  500 one-pod Jobs streamed by 5 clients over --stream-seconds (5 s), pods exit at once
+  many-slow      500 one-pod Jobs created at once, each pod running 1-3 s (spread evenly)
 
     .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
-                                                  [--concurrent-job-syncs 5] [--scenario both|one-big|many]
+                                                  [--concurrent-job-syncs 5] [--stream-seconds 5]
+                                                  [--scenario both|all|one-big|many|many-streamed|many-slow]
+  (both: one-big and many; all: every scenario)
 
 Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at info)
 and this driver (creates the Jobs, polls for completion). For each scenario: wall time from the first create
@@ -35,7 +39,7 @@ from manager.client.rest import create_client
 NS = "default"
 
 
-def job(name: str, completions: int, parallelism: int) -> dict[str, Any]:
+def job(name: str, completions: int, parallelism: int, run_seconds: float = 0) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -44,7 +48,7 @@ def job(name: str, completions: int, parallelism: int) -> dict[str, Any]:
             "completions": completions,
             "parallelism": parallelism,
             "template": {
-                "metadata": {"annotations": {"kubesim.aiokcm.io/run-seconds": "0"}},
+                "metadata": {"annotations": {"kubesim.aiokcm.io/run-seconds": f"{run_seconds:g}"}},
                 "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
             },
         },
@@ -77,10 +81,7 @@ def start_manager(url: str, log_path: str, workers: int = 5) -> subprocess.Popen
     raise RuntimeError(f"the manager did not start; see {log_path}")
 
 
-async def run_scenario(
-    client: ApiClient, sim_pid: int, manager_pid: int, label: str, jobs: list[dict[str, Any]], pods: int
-) -> dict[str, float]:
-    cpu0, sim0, wall0 = process_cpu(manager_pid), process_cpu(sim_pid), time.monotonic()
+async def create_at_once(client: ApiClient, jobs: list[dict[str, Any]]) -> None:
     gate = asyncio.Semaphore(50)
 
     async def create(body: dict[str, Any]) -> None:
@@ -88,6 +89,37 @@ async def run_scenario(
             await client.create(JOBS, body, NS)
 
     await asyncio.gather(*(create(j) for j in jobs))
+
+
+async def create_streamed(
+    client: ApiClient, jobs: list[dict[str, Any]], clients: int = 5, seconds: float = 5.0
+) -> None:
+    """`clients` concurrent streams, each creating its share one at a time at an even pace over `seconds`."""
+    shares = [jobs[i::clients] for i in range(clients)]
+
+    async def stream(share: list[dict[str, Any]], offset: float) -> None:
+        start = time.monotonic() + offset
+        for i, body in enumerate(share):
+            await asyncio.sleep(max(0.0, start + i * seconds / len(share) - time.monotonic()))
+            await client.create(JOBS, body, NS)
+
+    await asyncio.gather(*(stream(share, k * seconds / len(jobs)) for k, share in enumerate(shares)))
+
+
+async def run_scenario(
+    client: ApiClient,
+    sim_pid: int,
+    manager_pid: int,
+    label: str,
+    jobs: list[dict[str, Any]],
+    pods: int,
+    stream_seconds: float | None = None,
+) -> dict[str, float]:
+    cpu0, sim0, wall0 = process_cpu(manager_pid), process_cpu(sim_pid), time.monotonic()
+    if stream_seconds is None:
+        await create_at_once(client, jobs)
+    else:
+        await create_streamed(client, jobs, seconds=stream_seconds)
     names = {j["metadata"]["name"] for j in jobs}
     while True:
         if len(jobs) == 1:
@@ -122,7 +154,7 @@ async def run_scenario(
             f"!! {label}: {len(mine)} pods created and {succeeded} counted for {pods} completions", flush=True
         )
     print(
-        f"{label:8s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
+        f"{label:13s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
         f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core)  "
         f"kubesim cpu={sim:6.2f}s ({100 * sim / wall:3.0f}%)  limit: {limit}",
         flush=True,
@@ -130,7 +162,9 @@ async def run_scenario(
     return {"wall": wall, "cpu": cpu, "sim": sim}
 
 
-async def main(completions: int, parallelism: int, count: int, workers: int, scenario: str) -> None:
+async def main(
+    completions: int, parallelism: int, count: int, workers: int, scenario: str, stream_seconds: float
+) -> None:
     # JOB_BENCH_KUBESIM_DIR runs kubesim from another checkout (e.g. a stable copy while it is edited).
     sim_proc, url = start_kubesim(
         "--nodes", "20", "--history-size", "200000", "--log-level", "warning",
@@ -140,12 +174,19 @@ async def main(completions: int, parallelism: int, count: int, workers: int, sce
     manager_proc = start_manager(url, log_path, workers)
     client = await create_client(master=url, qps=0)
     try:
-        if scenario in ("both", "one-big"):
+        pids = (sim_proc.pid, manager_proc.pid)
+        if scenario in ("both", "all", "one-big"):
             big = [job("big", completions, parallelism)]
-            await run_scenario(client, sim_proc.pid, manager_proc.pid, "one-big", big, completions)
-        if scenario in ("both", "many"):
+            await run_scenario(client, *pids, "one-big", big, completions)
+        if scenario in ("both", "all", "many"):
             jobs = [job(f"small-{i}", 1, 1) for i in range(count)]
-            await run_scenario(client, sim_proc.pid, manager_proc.pid, "many", jobs, count)
+            await run_scenario(client, *pids, "many", jobs, count)
+        if scenario in ("all", "many-streamed"):
+            jobs = [job(f"streamed-{i}", 1, 1) for i in range(count)]
+            await run_scenario(client, *pids, "many-streamed", jobs, count, stream_seconds)
+        if scenario in ("all", "many-slow"):
+            jobs = [job(f"slow-{i}", 1, 1, run_seconds=1 + 2 * i / count) for i in range(count)]
+            await run_scenario(client, *pids, "many-slow", jobs, count)
     finally:
         await client.close()
         for proc in (manager_proc, sim_proc):
@@ -160,6 +201,20 @@ if __name__ == "__main__":
     parser.add_argument("--parallelism", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=500)
     parser.add_argument("--concurrent-job-syncs", type=int, default=5, help="the manager's Job workers")
-    parser.add_argument("--scenario", choices=("both", "one-big", "many"), default="both")
+    parser.add_argument(
+        "--scenario",
+        choices=("both", "all", "one-big", "many", "many-streamed", "many-slow"),
+        default="both",
+    )
+    parser.add_argument("--stream-seconds", type=float, default=5.0, help="many-streamed: creation spread")
     args = parser.parse_args()
-    asyncio.run(main(args.completions, args.parallelism, args.jobs, args.concurrent_job_syncs, args.scenario))
+    asyncio.run(
+        main(
+            args.completions,
+            args.parallelism,
+            args.jobs,
+            args.concurrent_job_syncs,
+            args.scenario,
+            args.stream_seconds,
+        )
+    )

@@ -417,6 +417,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
     from manager.client.config import ConfigError
     from manager.lifecycle.cluster import install
     from manager.lifecycle.manager import Manager
+    from manager.lifecycle.secure import CertificateError
     from manager.lifecycle.server import ServerBindError
 
     log = structlog.get_logger(__name__)
@@ -434,7 +435,7 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
             created = await sandbox.apply(settings.sandbox_apply)
             log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
         return await Manager(settings, controllers, install=install).run()
-    except (ServerBindError, SandboxApplyError, ConfigError) as exc:
+    except (ServerBindError, CertificateError, SandboxApplyError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
         if type(exc).__name__ == "ConfigException":  # kubernetes_asyncio: no usable kubeconfig/in-cluster

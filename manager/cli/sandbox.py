@@ -18,6 +18,7 @@ and lets every request through, the manager using the admin kubeconfig.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections.abc import Iterable, Iterator
@@ -125,6 +126,7 @@ class Sandbox:
                 f"sandbox: cluster kept in {settings.sandbox_data_dir} (delete it to start fresh)", flush=True
             )
         print(f"sandbox: try  kubectl --kubeconfig {sandbox.kubeconfig} get jobs,pods -A", flush=True)
+        print(f"sandbox: metrics  {metrics_hint(settings, sandbox.kubeconfig)}", flush=True)
         log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
         return sandbox
 
@@ -156,6 +158,18 @@ def admin_session(url: str, ca_pem: str | None = None, **options: Any) -> aiohtt
         connector=aiohttp.TCPConnector(ssl=context if context is not None else True),
         **options,
     )
+
+
+def metrics_hint(settings: Settings, kubeconfig: Path) -> str:
+    """How to read /metrics: plain HTTP with the deprecated --port, else HTTPS (self-signed unless
+    --tls-cert-file) with a token the sandbox's API server accepts: the kubeconfig's."""
+    if settings.port is not None:
+        return f"curl http://127.0.0.1:{settings.port}/metrics"
+    token = "$TOKEN"
+    with contextlib.suppress(OSError, yaml.YAMLError, AttributeError, IndexError, KeyError, TypeError):
+        token = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))["users"][0]["user"]["token"]
+    port = settings.secure_port or "<the port logged at start>"
+    return f'curl -k -H "Authorization: Bearer {token}" https://127.0.0.1:{port}/metrics'
 
 
 def manifest_files(paths: Iterable[str]) -> list[Path]:

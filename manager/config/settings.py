@@ -123,8 +123,46 @@ class Settings(BaseSettings):
         "reopened; keep it above the API server's bookmark interval (about 1m for kube-apiserver).",
     )
     bind_address: str = Field("0.0.0.0", description="Address the health/metrics server listens on.")
-    port: int = Field(
-        10257, ge=0, le=65535, description="Port of the health/metrics server; 0 picks a free port (logged)."
+    secure_port: int = Field(
+        10257,
+        ge=0,
+        le=65535,
+        description="HTTPS port of /healthz, /metrics and /debug/*, with delegated authentication and "
+        "authorization; 0 picks a free port (logged).",
+    )
+    port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="Deprecated: serve plain HTTP without authentication on this port instead of HTTPS on "
+        "--secure-port (the sandbox, local tests); 0 picks a free port.",
+    )
+    cert_dir: str | None = Field(
+        None,
+        description="Directory of the self-signed serving certificate (aiokcm.crt, aiokcm.key), made when "
+        "missing; ignored with --tls-cert-file. Default: a new one in memory at each start.",
+    )
+    tls_cert_file: str | None = Field(
+        None, description="PEM serving certificate (chain) for HTTPS; reloaded when the file changes."
+    )
+    tls_private_key_file: str | None = Field(None, description="PEM private key of --tls-cert-file.")
+    client_ca_file: str | None = Field(
+        None,
+        description="Accept client certificates signed by these CAs: the CommonName is the user, the "
+        "Organizations its groups.",
+    )
+    authentication_token_webhook_cache_ttl: Duration = Field(
+        10.0, ge=0, description="How long TokenReview answers are cached."
+    )
+    authorization_webhook_cache_authorized_ttl: Duration = Field(
+        10.0, ge=0, description="How long 'authorized' SubjectAccessReview answers are cached."
+    )
+    authorization_webhook_cache_unauthorized_ttl: Duration = Field(
+        10.0, ge=0, description="How long 'unauthorized' SubjectAccessReview answers are cached."
+    )
+    authorization_always_allow_paths: CommaList = Field(
+        ["/healthz", "/readyz", "/livez"],
+        description="Paths served without authentication or authorization (a trailing * matches a prefix).",
     )
     log_format: Literal["json", "console"] | None = Field(
         None, description="Log format: json or console; default json unless stderr is a terminal."
@@ -182,6 +220,12 @@ class Settings(BaseSettings):
     @classmethod
     def _lower_format(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _tls_files_paired(self) -> Self:
+        if bool(self.tls_cert_file) != bool(self.tls_private_key_file):
+            raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
+        return self
 
     @model_validator(mode="after")
     def _lease_timings_consistent(self) -> Self:

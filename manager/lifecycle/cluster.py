@@ -140,6 +140,7 @@ async def install(manager: Manager) -> None:
     settings = manager.settings
     client = await ApiClient.from_settings(settings)
     manager.add_shutdown_hook(client.close)
+    manager.server.delegate_reviews_to(client.for_component("delegated-auth"))
     cluster = Cluster(manager, client)
     manager.cluster = cluster
     manager.context_factory = cluster.context

@@ -115,7 +115,7 @@ class Manager:
         # What `install` wired up (manager.lifecycle.cluster.Cluster), kept for debugging and tests.
         self.cluster: Cluster | None = None
         self.supervised: list[SupervisedController] = []
-        self.server = HttpServer(self.health, settings.bind_address, settings.port, self.debug_controllers)
+        self.server = HttpServer.from_settings(self.health, settings, self.debug_controllers)
         self._install = install
         self._supervisor_timing: dict[str, Any] = {
             key: value for key, value in (("clock", clock), ("sleep", sleep)) if value is not None

@@ -37,6 +37,10 @@ NON_DEFAULT: dict[str, Any] = {
     ],
     "podDisruptionBudget": {"maxUnavailable": 2},
     "logLevel": "debug",
+    "networkPolicy": {
+        "enabled": True,
+        "metricsFrom": [{"namespaceSelector": {"matchLabels": {"metrics": "on"}}}],
+    },
 }
 
 
@@ -48,7 +52,9 @@ def pod_spec(documents: list[dict[str, Any]]) -> dict[str, Any]:
 def test_defaults_render_a_spread_disruption_budgeted_manager_with_one_loop_probes() -> None:
     documents = manifests()
     kinds = sorted(d["kind"] for d in documents)
-    assert kinds.count("ClusterRole") == kinds.count("ClusterRoleBinding") == 8  # manager + 7 on by default
+    # manager + 7 on by default, each bound; metrics-reader is for the scraper to be bound to
+    assert kinds.count("ClusterRole") - 1 == kinds.count("ClusterRoleBinding") == 8
+    assert "NetworkPolicy" not in kinds
     assert {"Deployment", "Service", "ServiceAccount", "Role", "RoleBinding", "PodDisruptionBudget"} <= set(
         kinds
     )
@@ -65,6 +71,13 @@ def test_defaults_render_a_spread_disruption_budgeted_manager_with_one_loop_prob
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         assert container[probe]["timeoutSeconds"] == 5, probe
     assert container["startupProbe"]["periodSeconds"] * container["startupProbe"]["failureThreshold"] >= 60
+    # kube-controller-manager's secure serving: HTTPS probes on --secure-port, /metrics for a reader role
+    assert "--secure-port=10257" in container["args"]
+    assert {
+        container[p]["httpGet"]["scheme"] for p in ("startupProbe", "livenessProbe", "readinessProbe")
+    } == {"HTTPS"}
+    reader = next(d for d in documents if d["metadata"]["name"] == "demo-aiokcm:metrics-reader")
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
     assert "imagePullSecrets" not in spec and "priorityClassName" not in spec
     assert "demo-aiokcm" in render()["aiokcm/templates/NOTES.txt"]
 
@@ -82,7 +95,16 @@ def test_non_default_values_reach_the_objects() -> None:
     assert deployment["spec"]["replicas"] == 3
     assert deployment["spec"]["template"]["metadata"]["annotations"] == {"example.com/team": "platform"}
     assert one(documents, "ServiceAccount")["metadata"]["annotations"] == {"example.com/role": "aiokcm"}
-    assert one(documents, "ServiceMonitor")["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    monitor = one(documents, "ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert (endpoint["scheme"], endpoint["tlsConfig"]) == ("https", {"insecureSkipVerify": True})
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    (rule,) = one(documents, "NetworkPolicy")["spec"]["ingress"]
+    assert (
+        rule["ports"] == [{"port": 10257, "protocol": "TCP"}]
+        and rule["from"] == NON_DEFAULT["networkPolicy"]["metricsFrom"]
+    )
     assert one(documents, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 2
     role = one(documents, "Role")
     assert role["metadata"]["namespace"] == "leases" and role["rules"][1]["resourceNames"] == ["lock"]
@@ -109,7 +131,7 @@ def _rbac_by_role(documents: list[dict[str, Any]]) -> dict[str, list[dict[str, A
     return {
         d["metadata"]["name"].split(":", 1)[-1].removeprefix("demo-aiokcm").removeprefix("aiokcm"): d["rules"]
         for d in documents
-        if d["kind"] in ("ClusterRole", "Role")
+        if d["kind"] in ("ClusterRole", "Role") and not d["metadata"]["name"].endswith(":metrics-reader")
     }
 
 
@@ -126,7 +148,8 @@ def test_the_charts_rbac_is_what_aiokcm_rbac_prints_for_the_same_controllers(
     printed = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     assert _rbac_by_role(chart) == _rbac_by_role(printed)
     bound = {d["roleRef"]["name"] for d in chart if d["kind"].endswith("Binding")}
-    assert bound == {d["metadata"]["name"] for d in chart if d["kind"] in ("ClusterRole", "Role")}
+    roles = {d["metadata"]["name"] for d in chart if d["kind"] in ("ClusterRole", "Role")}
+    assert bound == roles - {"demo-aiokcm:metrics-reader"}  # the scraper's, bound by whoever runs it
 
 
 @pytest.mark.parametrize("values", [{}, NON_DEFAULT], ids=["default", "non-default"])

@@ -41,4 +41,4 @@ def test_chart_metadata_and_values_parse() -> None:
     assert chart["apiVersion"] == "v2" and chart["name"] == "aiokcm"
     values = yaml.safe_load((ROOT / "charts/aiokcm/values.yaml").read_text())
     assert values["controllers"] == ["*"]
-    assert values["port"] == flags()["port"].default
+    assert values["securePort"] == flags()["secure-port"].default

@@ -62,7 +62,10 @@ def test_custom_controllers_name_every_group_resource_and_verb(name: str) -> Non
 
 def test_the_manager_role_is_the_event_senders_and_leader_election_names_its_lease() -> None:
     assert [r.to_dict() for r in MANAGER_RULES] == [
-        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+        # the secure port's delegated authentication and authorization
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
     ]
     role, binding = leader_election(Identity(lease_name="lock", lease_namespace="ops", namespace="sa-ns"))
     assert role["metadata"] == {"name": "aiokcm-leader-election", "namespace": "ops"}

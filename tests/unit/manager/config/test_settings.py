@@ -44,7 +44,13 @@ def test_defaults_match_kube_controller_manager() -> None:
         2.0,
     )
     assert (s.leader_elect_resource_name, s.leader_elect_resource_namespace) == ("aiokcm", "kube-system")
-    assert (s.bind_address, s.port, s.shutdown_grace_period) == ("0.0.0.0", 10257, 30.0)
+    assert (s.bind_address, s.secure_port, s.port, s.shutdown_grace_period) == ("0.0.0.0", 10257, None, 30.0)
+    assert s.authorization_always_allow_paths == ["/healthz", "/readyz", "/livez"]
+    assert (
+        s.authentication_token_webhook_cache_ttl,
+        s.authorization_webhook_cache_authorized_ttl,
+        s.authorization_webhook_cache_unauthorized_ttl,
+    ) == (10.0, 10.0, 10.0)
     assert job.job_controller_managed_by == "kubernetes.io/job-controller"
     assert s.sandbox_apply == []
 
@@ -101,7 +107,7 @@ def test_flag_lists_replace_file_lists(tmp_path: Path) -> None:
 
 
 def test_empty_config_file_is_fine(tmp_path: Path) -> None:
-    assert Settings.load({}, write(tmp_path, "")).port == 10257
+    assert Settings.load({}, write(tmp_path, "")).secure_port == 10257
 
 
 @pytest.mark.parametrize(
@@ -111,6 +117,7 @@ def test_empty_config_file_is_fine(tmp_path: Path) -> None:
         ({"concurrent_replicaset_syncs": "-1"}, "concurrent_replicaset_syncs"),
         ({"port": "65536"}, "port"),
         ({"port": "-1"}, "port"),
+        ({"secure_port": "65536"}, "secure_port"),
         ({"sandbox_port": "70000"}, "sandbox_port"),
         ({"leader_elect_lease_duration": "abc"}, "leader_elect_lease_duration"),
         ({"log_level": "loud"}, "log_level"),
@@ -172,8 +179,8 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 def test_config_file_does_not_leak_into_later_loads(tmp_path: Path) -> None:
-    Settings.load({}, write(tmp_path, "port: 1\n"))
-    assert Settings.load().port == 10257
+    Settings.load({}, write(tmp_path, "secure-port: 1\n"))
+    assert Settings.load().secure_port == 10257
 
 
 @pytest.mark.parametrize(
