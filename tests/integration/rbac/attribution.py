@@ -25,7 +25,11 @@ from tests.integration.rbac.rules import Permission, covers, permissions
 USER_AGENT: ContextVar[str] = ContextVar("kubesim_test_user_agent", default="")
 CONTROLLER_ROLE_PREFIX = "aiokcm:controller:"
 # The manager's own components and the role generated for each (manager/cli/rbac.py).
-COMPONENT_ROLES = {"event-broadcaster": "aiokcm:manager", "leader-election": "aiokcm-leader-election"}
+COMPONENT_ROLES = {
+    "event-broadcaster": "aiokcm:manager",
+    "delegated-auth": "aiokcm:manager",
+    "leader-election": "aiokcm-leader-election",
+}
 
 
 @web.middleware

@@ -79,3 +79,20 @@ def pipeline() -> dict[str, Any]:
         "metadata": {"name": "build", "namespace": NS},
         "spec": {"steps": [step]},
     }
+
+
+def metrics_reader_objects() -> list[tuple[str, dict[str, Any]]]:
+    """(collection path, object): a ServiceAccount allowed `get /metrics`, and nothing else."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    name = "metrics-reader"
+    role = {"metadata": {"name": name}, "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]}
+    binding = {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NS}],
+    }
+    return [
+        (f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": name}}),
+        (f"{rbac}/clusterroles", role),
+        (f"{rbac}/clusterrolebindings", binding),
+    ]

@@ -6,7 +6,8 @@ What it does, all at once: a Job whose first pod fails (retried) with ttlSeconds
 controller, TTL controller); a Deployment rolled to a new image (Deployment and ReplicaSet controllers); a
 CronJob made due by moving the controller's injectable clock to the next hour (CronJob controller); a
 ReplicaSet deleted in the foreground (garbage collector: its pods go, then its finalizer); a namespace with
-content deleted (namespace controller); a one-step Pipeline (Pipeline controller); leader election on.
+content deleted (namespace controller); a one-step Pipeline (Pipeline controller); leader election on;
+/metrics read on the secure port (delegated authentication and authorization by the API server).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import aiohttp
 
 from controllers.cronjob import CronJobController
 from controllers.deployment import DeploymentController
@@ -40,6 +43,7 @@ from manager import (
     Request,
     custom_resource_definition,
 )
+from manager.cli.rbac import Identity
 from manager.cli.sandbox import admin_session
 from manager.cli.sandbox_identity import (
     apply_objects,
@@ -62,12 +66,15 @@ from tests.integration.rbac.manifests import (
     cronjob,
     deployment,
     flaky_job,
+    metrics_reader_objects,
     pipeline,
     replicaset,
 )
 
 HOUR = 3600.0
 FLAGS: dict[str, Any] = {
+    "port": None,  # HTTPS with delegated authentication and authorization (TokenReview, SAR)
+    "secure_port": 0,
     "leader_elect": True,
     "leader_elect_lease_duration": 15.0,
     "leader_elect_renew_deadline": 10.0,
@@ -107,6 +114,7 @@ async def gone(client: ApiClient, gvr: Any, name: str, namespace: str | None = N
 
 @dataclass
 class Run:
+    url: str
     client: ApiClient
     manager: Manager
     denials: list[str]
@@ -196,6 +204,29 @@ async def pipeline_succeeded(run: Run) -> None:
     await run.until(succeeded, "the Pipeline Succeeded")
 
 
+async def metrics_read_with_a_token(run: Run) -> None:
+    """A metrics reader's token (a ServiceAccount allowed `get /metrics`; not system:masters, which the
+    manager allows without asking) makes the secure port review the token and the access with the API
+    server, as the manager's ServiceAccount: the TokenReview and SubjectAccessReview of its role."""
+    headers = {"Authorization": f"Bearer {await metrics_reader_token(run.url)}"}
+    url = f"{run.manager.server.url}/metrics"
+
+    async def served() -> bool:
+        async with aiohttp.ClientSession() as session, session.get(url, headers=headers, ssl=False) as answer:
+            return answer.status == 200
+
+    await run.until(served, "/metrics served to the metrics reader")
+
+
+async def metrics_reader_token(url: str) -> str:
+    reader = Identity(prefix="metrics", service_account="metrics-reader", namespace=NS)
+    async with admin_session(url) as session:
+        for path, body in metrics_reader_objects():
+            async with session.post(path, json=body) as answer:
+                assert answer.status == 201, await answer.text()
+        return await request_token(session, reader)
+
+
 async def scenario(run: Run) -> None:
     client = run.client
     await client.create(NAMESPACES, {"metadata": {"name": "doomed"}})
@@ -212,6 +243,7 @@ async def scenario(run: Run) -> None:
         cascade_deleted(run),
         namespace_deleted(run),
         pipeline_succeeded(run),
+        metrics_read_with_a_token(run),
     )
 
 
@@ -241,7 +273,7 @@ async def _run(sim: KubeSim, objects: list[dict[str, Any]], tmp: Path, timeout: 
 
         async def body() -> None:
             async with run_manager(sim.url, *CONTROLLERS, flags=flags, sync_timeout=timeout) as manager:
-                await scenario(Run(client, manager, denials, timeout))
+                await scenario(Run(sim.url, client, manager, denials, timeout))
 
         task = asyncio.create_task(body())
         try:
