@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BOOL",
         help="in RBAC mode, serve requests without credentials as system:anonymous (default true)",
     )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a CA and certificate kubesim makes (the kubeconfig carries the CA)",
+    )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
     return parser
 

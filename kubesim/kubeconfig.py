@@ -10,10 +10,14 @@ import yaml
 
 from kubesim.auth.authn import ADMIN_TOKEN
 
+__all__ = ["ADMIN_TOKEN", "kubeconfig_text", "write_kubeconfig"]  # the token: for clients acting as the admin
 
-def kubeconfig_text(url: str, name: str = "kubesim", ca_pem: str | None = None) -> str:
-    """A kubeconfig for `url`; `ca_pem` (the CA that signed kubesim's TLS certificate) is embedded as
-    certificate-authority-data, as kubeadm writes it."""
+
+def kubeconfig_text(
+    url: str, name: str = "kubesim", ca_pem: str | None = None, token: str = ADMIN_TOKEN
+) -> str:
+    """A kubeconfig for `url` whose user sends `token` (kubesim's admin by default); `ca_pem` (the CA that
+    signed kubesim's TLS certificate) is embedded as certificate-authority-data, as kubeadm writes it."""
     cluster: dict[str, str] = {"server": url}
     if ca_pem:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem.encode()).decode()
@@ -21,7 +25,7 @@ def kubeconfig_text(url: str, name: str = "kubesim", ca_pem: str | None = None) 
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": name, "cluster": cluster}],
-        "users": [{"name": name, "user": {"token": ADMIN_TOKEN}}],
+        "users": [{"name": name, "user": {"token": token}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
         "current-context": name,
         "preferences": {},
@@ -29,11 +33,16 @@ def kubeconfig_text(url: str, name: str = "kubesim", ca_pem: str | None = None) 
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def write_kubeconfig(path: str | os.PathLike[str], url: str, ca_pem: str | None = None) -> Path:
-    """Write atomically (rename) so a reader polling for the file never sees half of it."""
+def write_kubeconfig(
+    path: str | os.PathLike[str], url: str, ca_pem: str | None = None, token: str = ADMIN_TOKEN
+) -> Path:
+    """Write atomically (rename) so a reader polling for the file never sees half of it; owner-only, as it
+    holds a token."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(kubeconfig_text(url, ca_pem=ca_pem))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(kubeconfig_text(url, ca_pem=ca_pem, token=token))
     os.replace(tmp, target)
     return target

@@ -15,7 +15,8 @@ resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (large
 bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
 deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
 same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
-authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth).
+authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth),
+tls (serve HTTPS with a CA and certificate kubesim makes itself, kubesim.server.tls; `sim.ca` is that CA).
 
 Optional collaborators, looked up by module name so that each can land independently:
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
@@ -33,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -47,6 +48,9 @@ from kubesim.storage.durable import SqliteJournal
 from kubesim.storage.eventttl import EventExpiry
 from kubesim.storage.store import Store
 from kubesim.storage.watch import WatchHub
+
+if TYPE_CHECKING:
+    from kubesim.server.tls import CertificateAuthority
 
 
 def _optional(module: str) -> Any:
@@ -78,12 +82,14 @@ class KubeSim:
         authorization_mode: str = ALWAYS_ALLOW,
         token_auth_file: str | Path | None = None,
         anonymous_auth: bool = True,
+        tls: bool = False,
     ) -> None:
         """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
         that signed it, goes into the kubeconfig so clients verify the server as they would a real one.
         `authorization_mode` "RBAC" enforces the stored RBAC objects (kubesim.auth), "AlwaysAllow" allows
         all; `token_auth_file` adds bearer tokens (upstream's CSV); `anonymous_auth=False` answers 401 to
-        requests without credentials in RBAC mode."""
+        requests without credentials in RBAC mode. `tls=True` without an `ssl_context` makes a CA and a
+        serving certificate for `host` and the loopback names (kubesim.server.tls), kept in `self.ca`."""
         if authorization_mode not in MODES:
             raise ValueError(
                 f"unknown authorization mode {authorization_mode!r}: want one of {', '.join(MODES)}"
@@ -100,6 +106,13 @@ class KubeSim:
         self.clock = clock
         self.max_body_bytes = max_body_bytes
         self.bookmark_interval = bookmark_interval
+        self.ca: CertificateAuthority | None = None
+        if tls and ssl_context is None:
+            from kubesim.server.tls import CertificateAuthority  # cryptography, imported only when used
+
+            self.ca = CertificateAuthority.create()
+            ssl_context = self.ca.server_context((host,))
+            ca_pem = self.ca.cert_pem
         self.ssl_context = ssl_context
         self.ca_pem = ca_pem
         self.event_ttl = event_ttl  # seconds after its last write an Event is deleted; 0 keeps them forever

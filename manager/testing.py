@@ -13,6 +13,12 @@ built-in or your own, without leader election; it returns once every controller'
 stops the manager and kubesim on the way out. `run_manager` does the same against an API server you already
 run (a `kubesim` fixture with a manual clock, faults...). Your controllers' own flags (`ControllerFlags`) take
 their defaults unless `flags=` sets them. Tests need an asyncio pytest plugin (pytest-asyncio).
+
+With `rbac=True` (run_controllers' default) the manager runs as its own ServiceAccount bound to exactly the
+roles `aiokcm rbac` generates for the controllers under test, against a kubesim enforcing RBAC: a rule
+missing from a controller's `rbac` declaration fails the test (a 403 in the log, a state never reached),
+as it would fail in a cluster: `env.denials` lists the manager's requests kubesim refused, and the block
+fails on leaving when there are any. `env.client` is kubesim's admin.
 """
 
 from __future__ import annotations
@@ -20,12 +26,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from kubesim import KubeSim
+from kubesim.kubeconfig import write_kubeconfig
+from manager.cli.sandbox import admin_session
+from manager.cli.sandbox_identity import (
+    apply_identity,
+    controller_rbac,
+    manager_identity,
+)
 from manager.client.rest import ApiClient, create_client
 from manager.config.settings import Settings
 from manager.controller.base import Controller
@@ -33,8 +48,9 @@ from manager.lifecycle.cluster import install
 from manager.lifecycle.descriptor import ControllerInfo
 from manager.lifecycle.manager import Manager
 
-__all__ = ["TestEnv", "controller_of", "run_controllers", "run_manager", "wait_for"]
+__all__ = ["TestEnv", "controller_of", "record_denials", "run_controllers", "run_manager", "wait_for"]
 
+SERVICE_ACCOUNTS = "system:serviceaccounts"  # the group of every service account: the manager's identity
 T = TypeVar("T")
 C = TypeVar("C", bound=Controller)
 
@@ -98,9 +114,15 @@ async def run_manager(
     flags: Mapping[str, Any] | None = None,
     sync_timeout: float = 10.0,
     wait_for_sync: bool = True,
+    rbac: bool = False,
+    ca_pem: str | None = None,
 ) -> AsyncIterator[Manager]:
     """Run the manager with `controllers` against the API server at `master` for the `async with` block;
     yields it once every controller's informers have synced.
+
+    `rbac=True`: the manager authenticates as its ServiceAccount, bound (by kubesim's admin token, so
+    `master` must be a kubesim) to the roles `aiokcm rbac` generates for `controllers`; `ca_pem` is the CA
+    of a kubesim serving HTTPS. Only a kubesim in RBAC mode enforces them.
 
     No leader election, the health server on a free port of 127.0.0.1, no client-side rate limit, a 2 s
     shutdown grace period; `flags` (by field name, e.g. `{"concurrent_job_syncs": 2}`) sets any other.
@@ -116,7 +138,15 @@ async def run_manager(
         "shutdown_grace_period": 2.0,
         **(flags or {}),
     }
-    manager = Manager(settings_cls(**options), [controller_info(c) for c in controllers], install=install)
+    settings = settings_cls(**options)
+    infos = [controller_info(c) for c in controllers]
+    credentials = tempfile.TemporaryDirectory(prefix="aiokcm-rbac-") if rbac else None
+    if credentials is not None:
+        async with admin_session(master, ca_pem) as session:
+            token = await apply_identity(session, controller_rbac(infos), manager_identity(settings))
+        kubeconfig = write_kubeconfig(Path(credentials.name) / "kubeconfig", master, ca_pem, token)
+        settings = settings.model_copy(update={"kubeconfig": str(kubeconfig)})
+    manager = Manager(settings, infos, install=install)
     running = asyncio.create_task(manager.run(handle_signals=False), name="manager-under-test")
     try:
 
@@ -140,6 +170,31 @@ async def run_manager(
         manager.request_shutdown("test done")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(running, 10.0)
+        if credentials is not None:
+            credentials.cleanup()
+
+
+def record_denials(sim: KubeSim, user: str = SERVICE_ACCOUNTS) -> list[str]:
+    """A list that receives each request of `user` (a user name, or a group such as every service account)
+    refused by the running `sim`'s authorizer, described as `verb resource[/subresource].group
+    [namespace/][name]` (in-process: wraps `sim.auth.authorize`)."""
+    auth = sim.auth
+    if auth is None:
+        raise RuntimeError("kubesim is not running")
+    denials: list[str] = []
+    authorize = auth.authorize
+
+    def recording(who: Any, attrs: Any) -> tuple[bool, str]:
+        allowed, reason = authorize(who, attrs)
+        if not allowed and (who.name == user or user in who.groups):
+            resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+            where = "/".join(part for part in (attrs.namespace, attrs.name) if part)
+            what = f"{resource}.{attrs.group}" if attrs.resource_request else attrs.path
+            denials.append(f"{attrs.verb} {what} {where}".rstrip())
+        return allowed, reason
+
+    auth.authorize = recording  # type: ignore[method-assign,assignment]
+    return denials
 
 
 @dataclass
@@ -151,10 +206,11 @@ class TestEnv:
     sim: KubeSim
     client: ApiClient
     manager: Manager
+    denials: list[str]  # the manager's requests kubesim's RBAC refused (rbac=True)
 
     @property
     def url(self) -> str:
-        """The API server's URL (plain HTTP on 127.0.0.1)."""
+        """The API server's URL (on 127.0.0.1: HTTPS with rbac, plain HTTP without)."""
         return self.sim.url
 
     def controller(self, cls: type[C]) -> C:
@@ -168,22 +224,36 @@ async def run_controllers(
     flags: Mapping[str, Any] | None = None,
     sync_timeout: float = 10.0,
     wait_for_sync: bool = True,
+    rbac: bool = True,
     **kubesim_options: Any,
 ) -> AsyncIterator[TestEnv]:
     """Run kubesim and a manager with `controllers` for the duration of the `async with` block.
 
-    `flags` and `wait_for_sync` as for `run_manager`; `kubesim_options` go to `KubeSim` (e.g. `nodes=1`,
-    `kubelet=False`, `clock=ManualClock()`)."""
+    `flags`, `wait_for_sync` and `rbac` as for `run_manager` (`rbac=True` also starts kubesim in RBAC
+    mode over HTTPS with its own CA, so kubectl with `env.sim.kubeconfig` acts as the admin; `rbac=False`:
+    plain HTTP, every request allowed); `kubesim_options` go to `KubeSim` (e.g. `nodes=1`, `kubelet=False`,
+    `clock=ManualClock()`)."""
     kubesim_options.setdefault("port", 0)
     kubesim_options.setdefault("nodes", 3)
-    async with (
-        KubeSim(**kubesim_options) as sim,
-        run_manager(
-            sim.url, *controllers, flags=flags, sync_timeout=sync_timeout, wait_for_sync=wait_for_sync
-        ) as manager,
-    ):
-        client = await create_client(master=sim.url)
-        try:
-            yield TestEnv(sim, client, manager)
-        finally:
-            await client.close()
+    if rbac:
+        kubesim_options.setdefault("authorization_mode", "RBAC")
+        kubesim_options.setdefault("tls", True)  # kubectl sends the kubeconfig's admin token only over TLS
+    async with KubeSim(**kubesim_options) as sim:
+        denials = record_denials(sim) if rbac else []
+        async with run_manager(
+            sim.url,
+            *controllers,
+            flags=flags,
+            sync_timeout=sync_timeout,
+            wait_for_sync=wait_for_sync,
+            rbac=rbac,
+            ca_pem=sim.ca_pem,
+        ) as manager:
+            client = await create_client(kubeconfig=sim.kubeconfig)  # kubesim's admin
+            try:
+                yield TestEnv(sim, client, manager, denials)
+            finally:
+                await client.close()
+    if denials:
+        missing = ", ".join(sorted(set(denials)))
+        raise AssertionError(f"kubesim refused the manager (a rule missing from `rbac`?): {missing}")

@@ -426,13 +426,13 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> in
         from manager.cli import sandbox as sandbox_module
 
         try:
-            sandbox = await sandbox_module.Sandbox.start(settings)
+            sandbox = await sandbox_module.Sandbox.start(settings, controllers)
         except sandbox_module.SandboxUnavailable as exc:
             raise UsageError(str(exc)) from None
-        settings = settings.model_copy(update={"kubeconfig": str(sandbox.kubeconfig), "master": None})
+        settings = settings.model_copy(update={"kubeconfig": str(sandbox.manager_kubeconfig), "master": None})
     try:
         if sandbox is not None and settings.sandbox_apply:
-            created = await sandbox_module.apply_manifests(sandbox.url, settings.sandbox_apply)
+            created = await sandbox.apply(settings.sandbox_apply)
             log.info("sandbox manifests applied", created=created, paths=settings.sandbox_apply)
         return await Manager(settings, controllers, install=install).run()
     except (ServerBindError, CertificateError, SandboxApplyError, ConfigError) as exc:

@@ -7,6 +7,12 @@ YAML files of ``--sandbox-apply`` over HTTP, exactly as a client of a real clust
 apply`` (server-side apply: created when missing, brought back to the manifest when it exists, unchanged when
 it already matches), so a second start over the same data directory applies cleanly. kubesim comes with the
 `sandbox` extra; without it, --sandbox exits 2 with one line saying how to install it.
+
+With ``--sandbox-authorization-mode RBAC`` (the default) kubesim enforces RBAC over HTTPS with a CA of its
+own: ``.sandbox/kubeconfig`` is kubesim's admin (``system:masters``), and the manager runs as its own
+ServiceAccount bound to exactly the roles ``aiokcm rbac`` generates for the enabled controllers
+(manager/cli/sandbox_identity.py), with ``.sandbox/manager-kubeconfig``. ``AlwaysAllow`` serves plain HTTP
+and lets every request through, the manager using the admin kubeconfig.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,14 @@ import aiohttp
 import structlog
 import yaml
 
+from manager.cli.sandbox_identity import (
+    DescribedController,
+    IdentityError,
+    apply_identity,
+    controller_rbac,
+    manager_identity,
+    service_account_user,
+)
 from manager.config.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -59,13 +74,35 @@ class Sandbox:
     def __init__(self, sim: Any, kubeconfig: Path) -> None:
         self._sim = sim
         self.url: str = sim.url
-        self.kubeconfig = kubeconfig
+        self.kubeconfig = kubeconfig  # kubesim's admin: for kubectl and --sandbox-apply
+        self.manager_kubeconfig = kubeconfig  # the manager's own identity in RBAC mode
+        self.ca_pem: str | None = getattr(sim, "ca_pem", None)
+
+    def admin_session(self, **options: Any) -> aiohttp.ClientSession:
+        """An HTTP session as kubesim's admin, trusting kubesim's CA when it serves HTTPS."""
+        return admin_session(self.url, self.ca_pem, **options)
+
+    async def apply(self, paths: Iterable[str]) -> int:
+        """apply_manifests as kubesim's admin."""
+        return await apply_manifests(self.url, paths, ca_pem=self.ca_pem)
 
     @classmethod
-    async def start(cls, settings: Settings, kubeconfig: Path = DEFAULT_KUBECONFIG) -> Sandbox:
+    async def start(
+        cls,
+        settings: Settings,
+        controllers: Iterable[DescribedController] = (),
+        kubeconfig: Path = DEFAULT_KUBECONFIG,
+    ) -> Sandbox:
+        """Start kubesim; in RBAC mode also give the manager its identity for `controllers`."""
         kubesim_class = load_kubesim_class()
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-        options: dict[str, Any] = {"port": settings.sandbox_port, "kubeconfig_path": str(kubeconfig)}
+        rbac = settings.sandbox_authorization_mode == "RBAC"
+        options: dict[str, Any] = {
+            "port": settings.sandbox_port,
+            "kubeconfig_path": str(kubeconfig),
+            "authorization_mode": settings.sandbox_authorization_mode,
+            "tls": rbac,  # kubectl sends the admin token only over HTTPS
+        }
         if settings.sandbox_data_dir:
             options["data_dir"] = settings.sandbox_data_dir
         sim = kubesim_class(**options)
@@ -76,6 +113,12 @@ class Sandbox:
                 raise
             raise SandboxUnavailable(f"--sandbox-data-dir: {exc}") from None
         sandbox = cls(sim, Path(getattr(sim, "kubeconfig", None) or kubeconfig))
+        if rbac:
+            try:
+                await sandbox._grant_manager_identity(settings, controllers)
+            except (IdentityError, aiohttp.ClientError) as exc:
+                await sandbox.stop()
+                raise SandboxUnavailable(f"sandbox: cannot set up the manager's identity: {exc}") from None
         print(f"sandbox: kubesim serving at {sandbox.url}", flush=True)
         print(f"sandbox: kubeconfig written to {sandbox.kubeconfig}", flush=True)
         if settings.sandbox_data_dir:
@@ -87,8 +130,34 @@ class Sandbox:
         log.info("sandbox started", url=sandbox.url, kubeconfig=str(sandbox.kubeconfig))
         return sandbox
 
+    async def _grant_manager_identity(
+        self, settings: Settings, controllers: Iterable[DescribedController]
+    ) -> None:
+        from kubesim.kubeconfig import write_kubeconfig
+
+        identity = manager_identity(settings)
+        async with self.admin_session() as session:
+            token = await apply_identity(session, controller_rbac(controllers), identity)
+        self.manager_kubeconfig = self.kubeconfig.with_name("manager-kubeconfig")
+        write_kubeconfig(self.manager_kubeconfig, self.url, ca_pem=self.ca_pem, token=token)
+        user = service_account_user(identity)
+        print(f"sandbox: RBAC enforced; the manager runs as {user} (roles of `aiokcm rbac`)", flush=True)
+
     async def stop(self) -> None:
         await self._sim.__aexit__(None, None, None)
+
+
+def admin_session(url: str, ca_pem: str | None = None, **options: Any) -> aiohttp.ClientSession:
+    """A session sending kubesim's admin token (any kubesim accepts it), trusting `ca_pem` for HTTPS."""
+    from kubesim.kubeconfig import ADMIN_TOKEN
+
+    context = ssl.create_default_context(cadata=ca_pem) if ca_pem else None
+    return aiohttp.ClientSession(
+        base_url=url,
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        connector=aiohttp.TCPConnector(ssl=context if context is not None else True),
+        **options,
+    )
 
 
 def metrics_hint(settings: Settings, kubeconfig: Path) -> str:
@@ -137,18 +206,20 @@ def manifest_objects(path: Path) -> Iterator[dict[str, Any]]:
             yield document
 
 
-async def apply_manifests(url: str, paths: Iterable[str], establish_timeout: float = 10.0) -> int:
+async def apply_manifests(
+    url: str, paths: Iterable[str], establish_timeout: float = 10.0, *, ca_pem: str | None = None
+) -> int:
     """Apply every object found under `paths` (server-side apply, as `kubectl apply --server-side`; an object
     with only a generateName is created). Returns how many objects were created.
 
     CustomResourceDefinitions go first, whichever file holds them, and the rest waits until they are
     Established, so a directory may hold a CRD and its custom resources (as `kubectl apply` would need two
-    passes for)."""
+    passes for). Sent as kubesim's admin; `ca_pem` is the CA of a kubesim serving HTTPS."""
     created = 0
     documents = [(path, obj) for path in manifest_files(paths) for obj in manifest_objects(path)]
     crds = [(path, obj) for path, obj in documents if _is_crd(obj)]
     others = [(path, obj) for path, obj in documents if not _is_crd(obj)]
-    async with aiohttp.ClientSession(base_url=url, timeout=aiohttp.ClientTimeout(total=30)) as session:
+    async with admin_session(url, ca_pem, timeout=aiohttp.ClientTimeout(total=30)) as session:
         resources: dict[str, dict[str, tuple[str, bool]]] = {}
         for batch in (crds, others):
             for path, obj in batch:

@@ -183,6 +183,11 @@ class Settings(BaseSettings):
         description="Keep the sandbox cluster in this directory and continue from it on the next start; "
         "default: in memory, gone at exit.",
     )
+    sandbox_authorization_mode: Literal["RBAC", "AlwaysAllow"] = Field(
+        "RBAC",
+        description="RBAC: the sandbox serves HTTPS and enforces RBAC, the manager running as its own "
+        "ServiceAccount bound to the generated roles; AlwaysAllow: plain HTTP, everything allowed.",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod

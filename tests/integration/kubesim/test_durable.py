@@ -231,7 +231,9 @@ async def test_fail_attempts_count_the_attempts_made_before_a_restart(
 async def test_the_sandbox_keeps_its_cluster_in_sandbox_data_dir(
     tmp_path: Path, session: aiohttp.ClientSession
 ) -> None:
-    settings = Settings(sandbox=True, sandbox_data_dir=str(tmp_path / "cluster"))
+    settings = Settings(  # plain HTTP (tests/integration/rbac covers the RBAC sandbox over its data dir)
+        sandbox=True, sandbox_data_dir=str(tmp_path / "cluster"), sandbox_authorization_mode="AlwaysAllow"
+    )
     sandbox = await Sandbox.start(settings, kubeconfig=tmp_path / "kubeconfig")
     try:
         kept = await Api(session, sandbox.url).ok("POST", CMS, configmap("kept"))

@@ -59,7 +59,7 @@ async def test_history_is_cleaned_up_to_the_limit_oldest_revisions_first() -> No
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 async def test_kubectl_rollout_undo_history_status_restart_and_scale(tmp_path: Path) -> None:
     async with cluster() as env:
-        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", env.url)
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", env.url, ca_pem=env.sim.ca_pem)
         code, out = await kubectl(
             kubeconfig, "create", "deployment", "web", "--image=nginx:1", "--replicas=2"
         )

@@ -22,7 +22,7 @@ from kubesim import KubeSim
 from manager import CONFIGMAPS, EVENTS, ApiClient, GroupVersionResource, NotFound
 from manager.client.rest import create_client
 from manager.lifecycle.manager import Manager
-from manager.testing import controller_of, run_manager
+from manager.testing import controller_of, record_denials, run_manager
 from tests.helpers import run_kubectl, wait_for
 
 NS = "default"
@@ -145,11 +145,19 @@ async def running(
 ) -> AsyncIterator[Env]:
     """The manager with the garbage collector, the Job and the ReplicaSet controllers; returns once the
     garbage collector's workers run on a synced graph (unless `wait_synced` is False)."""
-    client = await create_client(master=sim.url, qps=0)
+    client = await create_client(kubeconfig=sim.kubeconfig, qps=0)  # kubesim's admin
     recorder: asyncio.Task[None] | None = None
+    rbac = sim.authorization_mode == "RBAC"
+    denials = record_denials(sim) if rbac else []
     try:
         async with run_manager(
-            sim.url, gc_class, JobController, ReplicaSetController, flags=flags
+            sim.url,
+            gc_class,
+            JobController,
+            ReplicaSetController,
+            flags=flags,
+            rbac=rbac,
+            ca_pem=sim.ca_pem,
         ) as manager:
             gc = controller_of(manager, GarbageCollectorController)
             env = Env(sim, client, manager, gc, tmp)
@@ -161,6 +169,7 @@ async def running(
                     lambda: gc.collecting and gc.is_synced(), 10.0, message="the garbage collector"
                 )
             yield env
+        assert not denials, f"kubesim refused the manager: {sorted(set(denials))}"
     finally:
         if recorder is not None:
             recorder.cancel()

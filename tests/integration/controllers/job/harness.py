@@ -15,7 +15,7 @@ from kubesim import KubeSim
 from manager import EVENTS, JOBS, PODS, ApiClient
 from manager.client.rest import create_client
 from manager.lifecycle.manager import Manager
-from manager.testing import controller_of, run_manager
+from manager.testing import controller_of, record_denials, run_manager
 from tests.helpers import wait_for
 
 NS = "default"
@@ -130,15 +130,18 @@ async def start_manager(
     sim: KubeSim, cls: type[JobController] = FastJobController, **settings: Any
 ) -> AsyncIterator[tuple[Manager, JobController]]:
     """The real Manager with only `cls` (manager.testing.run_manager), and its running Job controller."""
-    async with run_manager(sim.url, cls, flags=settings) as manager:
+    rbac = sim.authorization_mode == "RBAC"
+    denials = record_denials(sim) if rbac else []
+    async with run_manager(sim.url, cls, flags=settings, rbac=rbac) as manager:
         yield manager, controller_of(manager, JobController)
+    assert not denials, f"kubesim refused the manager: {sorted(set(denials))}"
 
 
 @contextlib.asynccontextmanager
 async def running(
     sim: KubeSim, cls: type[JobController] = FastJobController, **settings: Any
 ) -> AsyncIterator[Env]:
-    client = await create_client(master=sim.url, qps=0)
+    client = await create_client(kubeconfig=sim.kubeconfig, qps=0)  # kubesim's admin
     watcher: asyncio.Task[None] | None = None
     try:
         async with start_manager(sim, cls, **settings) as (manager, ctl):

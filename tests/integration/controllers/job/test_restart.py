@@ -32,7 +32,7 @@ async def _finished_pod_with_finalizer(env: Env, name: str) -> bool:
 
 
 async def test_restart_mid_job_never_duplicates_pods_or_counts(kubesim: KubeSim) -> None:
-    client = await create_client(master=kubesim.url, qps=0)
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)  # kubesim's admin
     env: Env | None = None
     watcher: asyncio.Task[None] | None = None
     try:
@@ -84,7 +84,7 @@ class CrashingAfterRecord(FastJobController):
 
 
 async def test_restart_after_uids_recorded_counts_each_pod_once(kubesim: KubeSim) -> None:
-    client = await create_client(master=kubesim.url, qps=0)
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)  # kubesim's admin
     try:
         async with start_manager(kubesim, CrashingAfterRecord) as (manager, ctl):
             env = Env(kubesim, client, manager, ctl)

@@ -14,7 +14,7 @@ from kubesim import KubeSim
 from manager import CUSTOMRESOURCEDEFINITIONS, ApiClient, NotFound, custom_resource_definition
 from manager.client.rest import create_client
 from manager.lifecycle.manager import Manager
-from manager.testing import run_manager, wait_for
+from manager.testing import record_denials, run_manager, wait_for
 from tests.integration.controllers.garbagecollector.harness import QuickGarbageCollector
 from tests.integration.controllers.job.harness import FastJobController
 
@@ -33,12 +33,14 @@ class Env:
 async def pipeline_env(*controllers: Any) -> AsyncIterator[Env]:
     """kubesim with the generated Pipeline CRD, then a manager running `controllers` (the Pipeline and Job
     controllers and the garbage collector by default)."""
-    async with KubeSim(port=0, nodes=1) as sim:
-        client = await create_client(master=sim.url)
+    async with KubeSim(port=0, nodes=1, authorization_mode="RBAC") as sim:
+        client = await create_client(kubeconfig=sim.kubeconfig)  # kubesim's admin
+        denials = record_denials(sim)  # the manager runs as its ServiceAccount with the generated roles
         try:
             await client.create(CUSTOMRESOURCEDEFINITIONS, custom_resource_definition(Pipeline))
-            async with run_manager(sim.url, *(controllers or CONTROLLERS)) as manager:
+            async with run_manager(sim.url, *(controllers or CONTROLLERS), rbac=True) as manager:
                 yield Env(sim, client, manager)
+            assert not denials, f"kubesim refused the manager: {sorted(set(denials))}"
         finally:
             await client.close()
 

@@ -16,3 +16,11 @@ async def env(kubesim: KubeSim) -> AsyncIterator[Env]:
     other settings use `running_manager(...)` themselves."""
     async with running_manager(kubesim) as started:
         yield started
+
+
+@pytest.fixture
+async def kubesim() -> AsyncIterator[KubeSim]:
+    """kubesim enforcing RBAC (plain HTTP): the harness runs the manager as its ServiceAccount bound to the
+    generated roles, the test client as kubesim's admin."""
+    async with KubeSim(port=0, nodes=3, authorization_mode="RBAC") as sim:
+        yield sim

@@ -13,7 +13,7 @@ from kubesim import KubeSim
 from manager import EVENTS, PODS, REPLICASETS, ApiClient, NotFound
 from manager.client.rest import create_client
 from manager.lifecycle.manager import Manager
-from manager.testing import controller_of, run_manager
+from manager.testing import controller_of, record_denials, run_manager
 from tests.helpers import wait_for
 
 NS = "default"
@@ -114,12 +114,15 @@ class Env:
 @contextlib.asynccontextmanager
 async def running_manager(sim: KubeSim, **settings: Any) -> AsyncIterator[Env]:
     """The real Manager with only replicaset-controller (manager.testing.run_manager) and a test client."""
-    async with run_manager(sim.url, ReplicaSetController, flags=settings) as manager:
-        client = await create_client(master=sim.url, qps=0)
+    rbac = sim.authorization_mode == "RBAC"
+    denials = record_denials(sim) if rbac else []
+    async with run_manager(sim.url, ReplicaSetController, flags=settings, rbac=rbac) as manager:
+        client = await create_client(kubeconfig=sim.kubeconfig, qps=0)  # kubesim's admin
         try:
             yield Env(sim, client, manager, controller_of(manager, ReplicaSetController))
         finally:
             await client.close()
+    assert not denials, f"kubesim refused the manager: {sorted(set(denials))}"
 
 
 async def pods_gone(env: Env, app: str, names: set[str]) -> bool:

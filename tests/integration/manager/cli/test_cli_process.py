@@ -537,10 +537,15 @@ async def test_sandbox_flag_runs_against_an_embedded_kubesim(start: Any, tmp_pat
     printed = "\n".join(daemon.stdout)
     assert "kubeconfig written to .sandbox/kubeconfig" in printed
     sim_url = printed.split("kubesim serving at ", 1)[1].split()[0]
-    kubeconfig = (tmp_path / ".sandbox" / "kubeconfig").read_text()  # the daemon runs in tmp_path
-    assert sim_url in kubeconfig
-    status, _ = await get_json(f"{sim_url}/api/v1/namespaces/default/configmaps/sandbox-settings")
-    assert status == 200
+    assert sim_url.startswith("https://")  # RBAC by default: over HTTPS, kubesim's own CA in the kubeconfig
+    assert "the manager runs as system:serviceaccount:kube-system:aiokcm" in printed
+    kubeconfig = tmp_path / ".sandbox" / "kubeconfig"  # the daemon runs in tmp_path
+    assert sim_url in kubeconfig.read_text()
+    client = await create_client(kubeconfig=str(kubeconfig))
+    try:
+        assert (await client.get(CONFIGMAPS, "sandbox-settings", "default"))["data"] == {"greeting": "hello"}
+    finally:
+        await client.close()
     daemon.process.send_signal(signal.SIGTERM)
     assert await daemon.wait() == 0
 

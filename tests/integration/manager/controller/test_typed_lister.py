@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, assert_type
 
-from manager import CONFIGMAPS, Controller, For, GroupVersionResource, Lister, Request, SharedInformer
+from manager import (
+    CONFIGMAPS,
+    Controller,
+    For,
+    GroupVersionResource,
+    Lister,
+    PolicyRule,
+    Request,
+    SharedInformer,
+)
 from manager.testing import run_controllers, wait_for
 
 
@@ -24,6 +33,7 @@ TYPED_CONFIGMAPS: GroupVersionResource[ConfigMap] = GroupVersionResource("", "v1
 class Reader(Controller):
     name = "typed-reader-controller"
     watches = (For(TYPED_CONFIGMAPS, label_selector="app=typed"),)
+    rbac = (PolicyRule(("",), ("configmaps",), ("get", "list", "watch")),)
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

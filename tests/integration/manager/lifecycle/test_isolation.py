@@ -20,6 +20,7 @@ from manager import (
     For,
     GroupVersionResource,
     NotFound,
+    PolicyRule,
     Request,
     Result,
 )
@@ -35,6 +36,10 @@ class GadgetController(Controller):
 
     name = "gadget-controller"
     watches = (For(GADGETS),)
+    rbac = (
+        PolicyRule(("example.aiokcm.io",), ("gadgets",), ("list", "watch")),
+        PolicyRule(("",), ("configmaps",), ("get", "create")),
+    )
 
     async def reconcile(self, request: Request) -> Result | None:
         if self.lister(GADGETS).get_by_key(request.key) is None:
