@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controllers.common.podutil import Obj, is_ready, is_terminating, labels_of, meta
+from controllers.common.podutil import Obj, is_ready, is_terminating, meta
 from manager import DeletedFinalStateUnknown, Request, controller_owner, final_object
 
 if TYPE_CHECKING:
@@ -63,10 +63,12 @@ class PodEvents:
     def on_update(self, old: Any, new: Any) -> None:
         old_pod: Obj = old
         cur: Obj = new
-        if meta(old_pod).get("resourceVersion") == meta(cur).get("resourceVersion"):
+        # The pods informer calls this for every pod update of the cluster: metadata read once per pod.
+        old_meta, cur_meta = meta(old_pod), meta(cur)
+        if old_meta.get("resourceVersion") == cur_meta.get("resourceVersion"):
             return  # a resync, nothing changed
-        label_changed = labels_of(old_pod) != labels_of(cur)
-        if is_terminating(cur):
+        label_changed = (old_meta.get("labels") or {}) != (cur_meta.get("labels") or {})
+        if cur_meta.get("deletionTimestamp"):
             # Graceful deletion started: the ReplicaSet replaces the pod now, not when it is finally gone.
             self.on_delete(cur)
             if label_changed:
@@ -74,17 +76,17 @@ class PodEvents:
             return
         cur_ref = controller_owner(cur)
         old_ref = controller_owner(old_pod)
-        namespace = str(meta(cur).get("namespace") or "")
+        namespace = str(cur_meta.get("namespace") or "")
         ref_changed = cur_ref != old_ref
         if ref_changed and old_ref is not None:
-            previous = self.ctl.resolve_controller_ref(str(meta(old_pod).get("namespace") or ""), old_ref)
+            previous = self.ctl.resolve_controller_ref(str(old_meta.get("namespace") or ""), old_ref)
             if previous is not None:
                 self.ctl.enqueue(Request.for_object(previous))
         if cur_ref is not None:
             rs = self.ctl.resolve_controller_ref(namespace, cur_ref)
             if rs is None:
                 return
-            request = Request.for_object(rs)
+            request = Request(namespace, rs["metadata"]["name"])  # resolved in the pod's namespace
             self.ctl.enqueue(request)
             min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
             if min_ready > 0 and is_ready(cur) and not is_ready(old_pod):
