@@ -19,8 +19,6 @@ import asyncio
 import gc
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -28,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from kubesim_throughput import CMS, PODS, configmap, cpu_seconds, create_many, pod
+from kubesim_throughput import CMS, PODS, configmap, cpu_seconds, create_many, pod, start_server
 
 SERVER = """
 import asyncio, os, sys
@@ -48,21 +46,6 @@ asyncio.run(main())
 """
 
 
-def start_server(core: int, data_dir: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(core), data_dir],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit("kubesim did not start")
-    return proc, url
-
-
 async def measure(pid: int, url: str, creates: int, concurrency: int) -> dict[str, float]:
     """Creates per wall-clock second and per server-CPU-second, for configmaps and then pods."""
     await create_many(url, CMS, configmap, "warm", 200, concurrency)
@@ -76,7 +59,7 @@ async def measure(pid: int, url: str, creates: int, concurrency: int) -> dict[st
 
 
 def one_server(core: int, data_dir: str, creates: int, concurrency: int) -> dict[str, float]:
-    proc, url = start_server(core, data_dir)
+    proc, url = start_server(SERVER, core, data_dir)
     try:
         return asyncio.run(measure(proc.pid, url, creates, concurrency))
     finally:

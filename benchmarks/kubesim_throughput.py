@@ -64,9 +64,10 @@ TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def start_server(core: int, mode: str, token_file: str) -> tuple[subprocess.Popen[str], str]:
+def start_server(script: str, core: int, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """`python -c script core *args`, a kubesim that prints its URL once it serves (pinned to `core`)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(core), mode, token_file],
+        [sys.executable, "-c", script, str(core), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -264,7 +265,7 @@ def main() -> None:
     token_file = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)  # noqa: SIM115
     token_file.write(f"{TOKEN},bench,1\n")
     token_file.close()
-    proc, url = start_server(server_core, args.authorization_mode, token_file.name)
+    proc, url = start_server(SERVER, server_core, args.authorization_mode, token_file.name)
     if len(cores) > 1:
         os.sched_setaffinity(0, set(cores[1:]))
     print(f"authorization mode {args.authorization_mode}")

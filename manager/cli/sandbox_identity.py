@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from manager.cli.controllers_flag import KnownController
 from manager.cli.rbac import ControllerRbac, Identity, rbac_documents
 from manager.config.settings import Settings
 
@@ -24,15 +25,9 @@ class IdentityError(RuntimeError):
     """The cluster refused to set up the manager's identity; the message names the object."""
 
 
-class DescribedController(Protocol):
+class DescribedController(KnownController, Protocol):
     """What the generator needs of a ControllerInfo (or of a controller class wrapped as one)."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def aliases(self) -> tuple[str, ...]: ...
-    @property
-    def enabled_by_default(self) -> bool: ...
     @property
     def cls(self) -> Any: ...
 

@@ -16,7 +16,7 @@ from kubesim import KubeSim
 from kubesim.storage.durable import DataDirError
 from manager.cli.sandbox import Sandbox, SandboxUnavailable, apply_manifests
 from manager.config.settings import Settings
-from tests.helpers import wait_for
+from tests.helpers import schemaless_crd, wait_for
 from tests.kubesim_api import Api
 
 REPO = Path(__file__).resolve().parents[3]
@@ -24,26 +24,7 @@ CMS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
 WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
+CRD = schemaless_crd("example.com", "Widget")
 
 
 def configmap(name: str, value: str = "v") -> dict[str, Any]:
