@@ -247,6 +247,14 @@ async def test_failing_requests(setup: ApiClient, kubesim: Any, code: int, inlin
             await churn.run(8)
             kubesim.faults.close_watches()
             await asyncio.sleep(0)
+
+        async def injected() -> bool:
+            # On a loaded machine the reflector may have made few requests so far: each watch ended here
+            # is one more request, and one more chance for the fault.
+            kubesim.faults.close_watches()
+            return bool(rule.injected > 0)
+
+        await wait_for(injected, timeout=10, message="a fault injected into the informer's requests")
         assert rule.injected > 0
         kubesim.faults.clear()
         await assert_converges(client, informer, mirror, churn)
