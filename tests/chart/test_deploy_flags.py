@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from manager.cli.main import Flag, settings_class
-from manager.cli.main import flags as flags_of
+from manager.cli.flags import Flag, settings_class
+from manager.cli.flags import flags as flags_of
 from manager.cli.plugins import discover
 
 

@@ -626,7 +626,7 @@ def test_console_logs_on_a_terminal(restore_logging: None) -> None:
 
 
 def test_flag_syntax_as_kube_controller_manager() -> None:
-    from manager.cli.main import parse_args
+    from manager.cli.flags import parse_args
 
     parsed = parse_args(
         [
