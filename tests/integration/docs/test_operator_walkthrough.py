@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from manager.cli import flags
 from manager.cli import main as cli
 from manager.cli.controllers_flag import select
 from manager.cli.plugins import discover
@@ -95,7 +96,7 @@ def test_the_example_is_installed_off_by_default_and_enabled_as_shown(
     assert getattr(greeting.cls, "flags", None) is None  # no flags: --help and the README stay as they are
     assert ["aiokcm", "--list-controllers"] in commands("aiokcm")
     (run,) = [c for c in commands("aiokcm") if c[1].startswith("--controllers")]
-    parsed = cli.parse_args(run[1:], cli.settings_class(installed))
+    parsed = flags.parse_args(run[1:], flags.settings_class(installed))
     enabled = {c.name for c in select(parsed.values["controllers"], installed)}
     assert {"greeting-controller", "job-controller"} <= enabled
 

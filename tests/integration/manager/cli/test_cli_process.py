@@ -23,7 +23,8 @@ import aiohttp
 import pytest
 
 from manager import CONFIGMAPS, EVENTS, LEASES
-from manager.cli.main import main, settings_class
+from manager.cli.flags import settings_class
+from manager.cli.main import main
 from manager.cli.plugins import GROUP, discover
 from manager.cli.sandbox import SandboxApplyError, apply_manifests
 from manager.client.rest import create_client

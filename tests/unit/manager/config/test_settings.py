@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from controllers.job.controller import JobFlags
 from controllers.replicaset.controller import ReplicaSetFlags
-from manager.cli.main import settings_class
+from manager.cli.flags import settings_class
 from manager.cli.plugins import discover
 from manager.config.settings import ConfigFileError, read_config_file
 
