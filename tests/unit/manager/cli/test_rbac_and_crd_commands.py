@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel
 
 from manager import Controller, CustomResource, PolicyRule
+from manager.cli import commands
 from manager.cli import main as cli
 from manager.cli.rbac import merge_rules
 from manager.lifecycle.descriptor import ControllerInfo
@@ -48,7 +49,7 @@ def info(cls: type[Controller]) -> ControllerInfo:
 
 @pytest.fixture(autouse=True)
 def installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_discover", lambda: [info(Alpha), info(Beta), info(Gamma)])
+    monkeypatch.setattr(commands, "discover", lambda: [info(Alpha), info(Beta), info(Gamma)])
     monkeypatch.delenv("AIOKCM_CONTROLLERS", raising=False)
     monkeypatch.delenv("AIOKCM_CONFIG", raising=False)
 
