@@ -1,4 +1,4 @@
-"""OwnerReferencesPermissionEnforcement over HTTP (kubesim.auth.ownerrefs): changing an object's ownerReferences
+"""OwnerReferencesPermissionEnforcement over HTTP (kubesim.auth.ownerrefs): changing ownerReferences
 on an update needs `delete` on the object; adding a blocking reference needs `update` on the owner's
 `finalizers`; creating, unblocking references and unchanged references need neither. Off by default."""
 
@@ -12,6 +12,7 @@ import pytest
 
 from kubesim import KubeSim
 from kubesim.auth.authn import ADMIN_TOKEN
+from kubesim.cli import build_parser
 from kubesim.pytest_plugin import KubeSimFactory
 from tests.integration.kubesim.test_auth_rbac import As, grant
 from tests.kubesim_api import Api
@@ -136,3 +137,11 @@ async def test_off_by_default(kubesim_factory: KubeSimFactory, tmp_path: Path) -
 def test_an_unknown_plugin_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown admission plugin 'NoSuchPlugin'"):
         KubeSim(enable_admission_plugins=["NoSuchPlugin"])
+
+
+def test_the_flag_takes_kube_apiservers_name() -> None:
+    args = build_parser().parse_args(["--enable-admission-plugins", "OwnerReferencesPermissionEnforcement"])
+    assert args.enable_admission_plugins == ["OwnerReferencesPermissionEnforcement"]
+    assert build_parser().parse_args([]).enable_admission_plugins == []
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--enable-admission-plugins", "NamespaceLifecycle"])

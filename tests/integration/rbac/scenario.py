@@ -44,7 +44,7 @@ from manager import (
     custom_resource_definition,
 )
 from manager.cli.rbac import Identity
-from manager.cli.sandbox import admin_session
+from manager.cli.sandbox import OWNER_REFERENCES_ADMISSION, admin_session
 from manager.cli.sandbox_identity import (
     apply_objects,
     controller_rbac,
@@ -250,7 +250,9 @@ async def scenario(run: Run) -> None:
 async def run_scenario(objects: list[dict[str, Any]], tmp: Path, timeout: float = 15.0) -> str | None:
     """Run the scenario, the manager bound to the roles in `objects`: None when it passed, else why not."""
     with user_agents_remembered():
-        sim = await KubeSim(port=0, nodes=2, authorization_mode="RBAC").start()
+        sim = await KubeSim(
+            port=0, nodes=2, authorization_mode="RBAC", enable_admission_plugins=[OWNER_REFERENCES_ADMISSION]
+        ).start()
     try:
         return await _run(sim, objects, tmp, timeout)
     finally:
