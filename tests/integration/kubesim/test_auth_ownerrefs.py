@@ -145,3 +145,32 @@ def test_the_flag_takes_kube_apiservers_name() -> None:
     assert build_parser().parse_args([]).enable_admission_plugins == []
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--enable-admission-plugins", "NamespaceLifecycle"])
+
+
+async def test_a_cluster_scoped_owner_needs_the_right_at_the_cluster_scope(api: Api) -> None:
+    """The owner's resource is found from its apiVersion and kind; a Node is not in the namespace, so a
+    Role there granting nodes/finalizers is not enough, a ClusterRole is."""
+    dev, _ = await _setup(api, [WRITE_CONFIGMAPS])
+    admin = As(api, ADMIN_TOKEN)
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "name": "owner-node",
+        "uid": "u-1",
+        "blockOwnerDeletion": True,
+    }
+    node_finalizers = {"apiGroups": [""], "resources": ["nodes/finalizers"], "verbs": ["update"]}
+    await grant(admin, NS, "dev-nodes", [node_finalizers], {"kind": "User", "name": "dev"})
+    status, body = await dev.call("POST", CONFIGMAPS, _configmap("cm", node))
+    assert (status, body["message"]) == (403, f'configmaps "cm" is forbidden: {BLOCKING}: , <nil>')
+    role = {"metadata": {"name": "dev-nodes"}, "rules": [node_finalizers]}
+    binding = {
+        "metadata": {"name": "dev-nodes"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "dev-nodes"},
+        "subjects": [{"kind": "User", "name": "dev"}],
+    }
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    assert (await admin.call("POST", f"{rbac}/clusterroles", role))[0] == 201
+    assert (await admin.call("POST", f"{rbac}/clusterrolebindings", binding))[0] == 201
+    status, body = await dev.call("POST", CONFIGMAPS, _configmap("cm", node))
+    assert status == 201, body
