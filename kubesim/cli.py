@@ -14,6 +14,7 @@ from typing import NoReturn
 import structlog
 
 from kubesim.auth.authn import TokenFileError
+from kubesim.auth.ownerrefs import PLUGINS
 from kubesim.auth.service import ALWAYS_ALLOW, MODES
 from kubesim.server import audit
 from kubesim.sim import KubeSim
@@ -50,6 +51,16 @@ def _go_bool(value: str) -> bool:
     if value.lower() in ("0", "f", "false"):
         return False
     raise argparse.ArgumentTypeError(f"not a boolean: {value}")
+
+
+def _admission_plugins(value: str) -> list[str]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PLUGINS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown admission plugin {unknown[0]}: kubesim has {', '.join(PLUGINS)}"
+        )
+    return names
 
 
 def _port(value: str) -> int:
@@ -107,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         metavar="BOOL",
         help="in RBAC mode, serve requests without credentials as system:anonymous (default true)",
+    )
+    parser.add_argument(
+        "--enable-admission-plugins",
+        type=_admission_plugins,
+        default=[],
+        metavar="NAMES",
+        help=f"comma-separated admission plugins to enable besides the built-in ones: {', '.join(PLUGINS)}",
     )
     parser.add_argument(
         "--tls",

@@ -16,6 +16,7 @@ bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after it
 deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
 same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
 authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth),
+enable_admission_plugins (["OwnerReferencesPermissionEnforcement"]: kubesim.auth.ownerrefs; off by default),
 tls (serve HTTPS with a CA and certificate kubesim makes itself, kubesim.server.tls; `sim.ca` is that CA).
 
 Optional collaborators, looked up by module name so that each can land independently:
@@ -32,14 +33,16 @@ import random
 import ssl
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from kubesim.api.context import ApiContext
+from kubesim.auth import ownerrefs
 from kubesim.auth.authn import Authenticator, read_token_file
+from kubesim.auth.ownerrefs import PLUGINS as ADMISSION_PLUGINS
 from kubesim.auth.service import ALWAYS_ALLOW, MODES, Auth
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.resources.catalog import Registry
@@ -83,18 +86,27 @@ class KubeSim:
         token_auth_file: str | Path | None = None,
         anonymous_auth: bool = True,
         tls: bool = False,
+        enable_admission_plugins: Sequence[str] = (),
     ) -> None:
         """`ssl_context` serves HTTPS (a server context holding kubesim's certificate); `ca_pem`, the CA
         that signed it, goes into the kubeconfig so clients verify the server as they would a real one.
         `authorization_mode` "RBAC" enforces the stored RBAC objects (kubesim.auth), "AlwaysAllow" allows
         all; `token_auth_file` adds bearer tokens (upstream's CSV); `anonymous_auth=False` answers 401 to
         requests without credentials in RBAC mode. `tls=True` without an `ssl_context` makes a CA and a
-        serving certificate for `host` and the loopback names (kubesim.server.tls), kept in `self.ca`."""
+        serving certificate for `host` and the loopback names (kubesim.server.tls), kept in `self.ca`.
+        `enable_admission_plugins` names admission plugins to run besides kubesim's built-in ones, as
+        kube-apiserver's flag: "OwnerReferencesPermissionEnforcement" (kubesim.auth.ownerrefs)."""
         if authorization_mode not in MODES:
             raise ValueError(
                 f"unknown authorization mode {authorization_mode!r}: want one of {', '.join(MODES)}"
             )
         self.authorization_mode = authorization_mode
+        unknown = [p for p in enable_admission_plugins if p not in ADMISSION_PLUGINS]
+        if unknown:
+            raise ValueError(
+                f"unknown admission plugin {unknown[0]!r}: want one of {', '.join(ADMISSION_PLUGINS)}"
+            )
+        self.admission_plugins = tuple(enable_admission_plugins)
         self.static_tokens = read_token_file(token_auth_file) if token_auth_file is not None else {}
         self.anonymous_auth = anonymous_auth
         self.auth: Auth | None = None
@@ -161,6 +173,7 @@ class KubeSim:
         )
         authenticator = Authenticator(self.store, self.static_tokens)
         self.auth = Auth(self.store, self.authorization_mode, authenticator, self.anonymous_auth)
+        self.api.admission.extend(ownerrefs.enable(self.admission_plugins, self.auth, self.registry))
         self.app = build_app(self.api, self.faults, self.auth)
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()

@@ -35,7 +35,7 @@ from typing import Any, TypeVar, overload
 
 from kubesim import KubeSim
 from kubesim.kubeconfig import write_kubeconfig
-from manager.cli.sandbox import admin_session
+from manager.cli.sandbox import OWNER_REFERENCES_ADMISSION, admin_session
 from manager.cli.sandbox_identity import (
     apply_identity,
     controller_rbac,
@@ -230,7 +230,8 @@ async def run_controllers(
     """Run kubesim and a manager with `controllers` for the duration of the `async with` block.
 
     `flags`, `wait_for_sync` and `rbac` as for `run_manager` (`rbac=True` also starts kubesim in RBAC
-    mode over HTTPS with its own CA, so kubectl with `env.sim.kubeconfig` acts as the admin; `rbac=False`:
+    mode over HTTPS with its own CA, so kubectl with `env.sim.kubeconfig` acts as the admin, and with
+    OwnerReferencesPermissionEnforcement, as the sandbox; `rbac=False`:
     plain HTTP, every request allowed); `kubesim_options` go to `KubeSim` (e.g. `nodes=1`, `kubelet=False`,
     `clock=ManualClock()`)."""
     kubesim_options.setdefault("port", 0)
@@ -238,6 +239,8 @@ async def run_controllers(
     if rbac:
         kubesim_options.setdefault("authorization_mode", "RBAC")
         kubesim_options.setdefault("tls", True)  # kubectl sends the kubeconfig's admin token only over TLS
+        # as the sandbox: blockOwnerDeletion needs update on the owner's finalizers, as on a real cluster
+        kubesim_options.setdefault("enable_admission_plugins", [OWNER_REFERENCES_ADMISSION])
     async with KubeSim(**kubesim_options) as sim:
         denials = record_denials(sim) if rbac else []
         async with run_manager(

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from kubesim.admission import defaults, gozero, lifecycle
 from kubesim.api import views
-from kubesim.api.context import ApiContext, encode, from_view, json_response, to_view
+from kubesim.api.context import AdmissionRequest, ApiContext, encode, from_view, json_response, to_view
 from kubesim.api.request import Target, check_kind, decode_object, negotiate, read_body
 from kubesim.merge import apply
 from kubesim.registry import strategy
@@ -169,6 +169,7 @@ class Write:
             apply.record_update(None, stored, self.manager, self.gvk, None, now=self.now())
         defaults.admit(self.resource, stored)  # pods only, whose stored form is the served one
         self.validate(obj, None)
+        self._admit(name, None, stored, None)
         if self.dry_run:
             if self.ctx.store.entry(rtype.key, self.target.namespace, name) is not None:
                 raise errors.already_exists(rtype.plural, rtype.group, name)
@@ -212,6 +213,7 @@ class Write:
         defaults.apply_defaults(self.resource, new)
         self.validate(new, old_view, status=subresource == "status")
         stored = from_view(rtype, new)
+        self._admit(name, subresource, stored, old)
         if record_fields:
             apply.record_update(old, stored, self.manager, self.gvk, subresource, now=self.now())
         if self.dry_run:
@@ -223,6 +225,12 @@ class Write:
         result = self.ctx.store.update(rtype.key, stored)
         self._remember(name)
         return result
+
+    def _admit(self, name: str, subresource: str | None, obj: JSON, old: JSON | None) -> None:
+        """The validating admission plugins (as upstream: after validation, dry run included)."""
+        if self.ctx.admission:
+            namespace = self.target.namespace if self.rtype.namespaced else ""
+            self.ctx.admit(AdmissionRequest(self.request, self.rtype, namespace, name, subresource, obj, old))
 
     def _remember(self, name: str) -> None:
         self._stored = self.ctx.store.entry(self.rtype.key, self.target.namespace, name)

@@ -24,6 +24,24 @@ GENERATE_NAME_ATTEMPTS = 8
 JSON_CT = "application/json"
 
 
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """What a validating admission plugin sees of a create or update: the HTTP request (whose user the auth
+    middleware left), the type, where, and the object before (None on create) and after, as stored."""
+
+    request: web.Request
+    rtype: ResourceType
+    namespace: str
+    name: str
+    subresource: str | None
+    obj: JSON
+    old: JSON | None
+
+
+# A validating admission plugin: raises an ApiError to refuse the write (kubesim.auth.ownerrefs).
+AdmissionHook = Callable[[AdmissionRequest], None]
+
+
 @dataclass
 class ApiContext:
     store: Store
@@ -37,6 +55,12 @@ class ApiContext:
     background: set[Any] = field(default_factory=set)  # tasks kept alive (CRD cleanup)
     # how long a get/list for a resourceVersion newer than the store's waits for it before 504 (upstream: 3 s)
     too_new_wait: float = 3.0
+    # the validating admission plugins enabled (--enable-admission-plugins): after validation, before writing
+    admission: list[AdmissionHook] = field(default_factory=list)
+
+    def admit(self, request: AdmissionRequest) -> None:
+        for hook in self.admission:
+            hook(request)
 
     def generate_name(self, prefix: str) -> str:
         """generateName + 5 random characters; the prefix is cut so that the result fits a DNS label."""

@@ -9,6 +9,7 @@ JSON = dict[str, Any]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUB_VERBS = ("get", "patch", "update")
+NO_DELETECOLLECTION = tuple(v for v in ALL_VERBS if v != "deletecollection")
 
 # generation policies: what each type's registry strategy does to metadata.generation in PrepareForCreate and
 # PrepareForUpdate (e.g. `pkg/registry/apps/deployment/strategy.go` `deploymentStrategy.PrepareForUpdate`)
@@ -160,7 +161,15 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ),
     _t("", "configmaps", "ConfigMap", short_names=("cm",), printer="configmaps"),
     _t("", "secrets", "Secret", field_selectors=(("type", "type"),), printer="secrets"),
-    _workload("", "services", "Service", short_names=("svc",), name_rule="label", return_deleted=True),
+    _workload(
+        "",
+        "services",
+        "Service",
+        short_names=("svc",),
+        name_rule="label",
+        return_deleted=True,
+        verbs=NO_DELETECOLLECTION,  # upstream's services storage has no DeleteCollection
+    ),
     _t("", "serviceaccounts", "ServiceAccount", short_names=("sa",), return_deleted=True),
     _t("coordination.k8s.io", "leases", "Lease", printer="leases"),
     _workload(

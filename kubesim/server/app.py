@@ -92,6 +92,8 @@ def _pick(request: web.Request, target: Target) -> Handler:
     if method == "PATCH" and named:
         return write_scale if sub == "scale" else patch_object
     if method == "DELETE" and not sub:
+        if not named and "deletecollection" not in target.rtype.verbs:
+            raise errors.method_not_allowed()  # no route: 405, as for services upstream
         if not named:
             check_list_options(request)  # a deletecollection decodes ListOptions too
         return delete_object if named else delete_collection

@@ -11,8 +11,10 @@ it already matches), so a second start over the same data directory applies clea
 With ``--sandbox-authorization-mode RBAC`` (the default) kubesim enforces RBAC over HTTPS with a CA of its
 own: ``.sandbox/kubeconfig`` is kubesim's admin (``system:masters``), and the manager runs as its own
 ServiceAccount bound to exactly the roles ``aiokcm rbac`` generates for the enabled controllers
-(manager/cli/sandbox_identity.py), with ``.sandbox/manager-kubeconfig``. ``AlwaysAllow`` serves plain HTTP
-and lets every request through, the manager using the admin kubeconfig.
+(manager/cli/sandbox_identity.py), with ``.sandbox/manager-kubeconfig``. kubesim's
+OwnerReferencesPermissionEnforcement admission is on too, so the roles' ``<kind>/finalizers`` rules are
+proven as on a real cluster. ``AlwaysAllow`` serves plain HTTP and lets every request through, the manager
+using the admin kubeconfig.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ log = structlog.get_logger(__name__)
 DEFAULT_KUBECONFIG = Path(".sandbox/kubeconfig")
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 FIELD_MANAGER = "aiokcm-sandbox"
+OWNER_REFERENCES_ADMISSION = "OwnerReferencesPermissionEnforcement"  # kube-apiserver's plugin name
 
 
 class SandboxUnavailable(RuntimeError):
@@ -103,6 +106,8 @@ class Sandbox:
             "authorization_mode": settings.sandbox_authorization_mode,
             "tls": rbac,  # kubectl sends the admin token only over HTTPS
         }
+        if rbac:  # as a real cluster: setting blockOwnerDeletion needs update on the owner's finalizers
+            options["enable_admission_plugins"] = [OWNER_REFERENCES_ADMISSION]
         if settings.sandbox_data_dir:
             options["data_dir"] = settings.sandbox_data_dir
         sim = kubesim_class(**options)

@@ -320,3 +320,23 @@ async def test_events_expire_after_the_ttl_since_their_last_write(kubesim_factor
         assert sim.event_expiry.sweep() == 1
         assert await api.gone(f"{events}/e")
         assert not await api.gone(f"{events}/fresh")
+
+
+async def test_services_have_no_deletecollection(api: Api) -> None:
+    """As upstream, whose services storage has no DeleteCollection: not in discovery, 405 to a collection
+    DELETE (the namespace controller then deletes services one by one), nothing deleted."""
+    services = "/api/v1/namespaces/default/services"
+    spec = {"ports": [{"port": 80}], "selector": {"app": "x"}}
+    assert (await api.call("POST", services, {"metadata": {"name": "svc"}, "spec": spec}))[0] == 201
+    status, body = await api.call("DELETE", services)
+    assert status == 405, body
+    assert (body["reason"], body["message"]) == (
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+    )
+    assert (await api.call("GET", f"{services}/svc"))[0] == 200
+    _, discovery = await api.call("GET", "/api/v1")
+    verbs = {r["name"]: r["verbs"] for r in discovery["resources"]}
+    assert sorted(verbs["services"]) == ["create", "delete", "get", "list", "patch", "update", "watch"]
+    assert "deletecollection" in verbs["configmaps"]
+    assert (await api.call("DELETE", CMS))[0] == 200

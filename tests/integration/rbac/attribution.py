@@ -63,9 +63,12 @@ def component_roles(objects: list[dict[str, Any]]) -> dict[str, list[Permission]
     return held
 
 
-def hold_controllers_to_their_roles(sim: KubeSim, objects: list[dict[str, Any]], user: str) -> None:
+def hold_controllers_to_their_roles(sim: KubeSim, objects: list[dict[str, Any]], user: str) -> list[str]:
     """Wrap `sim`'s authorizer: `user`'s resource requests from a controller's own client need that
-    component's role; anything else (the shared informers, discovery) is decided by kubesim as before."""
+    component's role; anything else (the shared informers, discovery) is decided by kubesim as before.
+    Returns the list where each resource request of `user` is noted: "<component> <verb> <resource> <name>".
+    """
+    asked: list[str] = []
     auth = sim.auth
     assert auth is not None
     roles = component_roles(objects)
@@ -74,6 +77,8 @@ def hold_controllers_to_their_roles(sim: KubeSim, objects: list[dict[str, Any]],
     def decide(who: Any, attrs: Any) -> tuple[bool, str]:
         allowed, reason = authorize(who, attrs)
         component = USER_AGENT.get().rsplit("/", 1)[-1]
+        if who.name == user and attrs.resource_request:
+            asked.append(f"{component} {attrs.verb} {attrs.resource} {attrs.name}".rstrip())
         if not allowed or who.name != user or not attrs.resource_request or component not in roles:
             return allowed, reason
         resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
@@ -84,3 +89,4 @@ def hold_controllers_to_their_roles(sim: KubeSim, objects: list[dict[str, Any]],
         return False, f"not in the role of {component}"
 
     auth.authorize = decide  # type: ignore[method-assign,assignment]
+    return asked

@@ -36,20 +36,21 @@ def deployment() -> dict[str, Any]:
         "metadata": {"name": "web", "namespace": NS},
         "spec": {
             "replicas": 2,
+            "revisionHistoryLimit": 0,  # every old ReplicaSet deleted once the rollout completes
             "selector": {"matchLabels": labels},
             "template": pod_template(labels, {}, "Always"),
         },
     }
 
 
-def replicaset(name: str, namespace: str = NS) -> dict[str, Any]:
-    labels = {"app": name}
+def replicaset(name: str, namespace: str = NS, app: str = "", replicas: int = 1) -> dict[str, Any]:
+    labels = {"app": app or name}
     return {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
-            "replicas": 1,
+            "replicas": replicas,
             "selector": {"matchLabels": labels},
             "template": pod_template(labels, {}, "Always"),
         },
@@ -57,16 +58,47 @@ def replicaset(name: str, namespace: str = NS) -> dict[str, Any]:
 
 
 def cronjob() -> dict[str, Any]:
-    template = pod_template({}, {"kubesim.aiokcm.io/run-seconds": "0.1"}, "Never")
+    """Each run outlives the hour, and the next one replaces it (the controller reads and deletes it)."""
+    template = pod_template({}, {"kubesim.aiokcm.io/run-seconds": "60"}, "Never")
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": {"name": "hourly", "namespace": NS},
-        "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": template}}},
+        "spec": {
+            "schedule": "0 * * * *",
+            "concurrencyPolicy": "Replace",
+            "jobTemplate": {"spec": {"template": template}},
+        },
     }
 
 
-def pipeline() -> dict[str, Any]:
+def long_job(name: str) -> dict[str, Any]:
+    """A suspended Job of two 60 s pods at a time."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "suspend": True,
+            "parallelism": 2,
+            "completions": 4,
+            "template": pod_template({}, {"kubesim.aiokcm.io/run-seconds": "60"}, "Never"),
+        },
+    }
+
+
+def pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    """A pod of nobody's, running 60 s."""
+    template = pod_template(labels, {"kubesim.aiokcm.io/run-seconds": "60"}, "Never")
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, **template["metadata"]},
+        "spec": template["spec"],
+    }
+
+
+def pipeline(name: str = "build") -> dict[str, Any]:
     step = {
         "name": "only",
         "template": {
@@ -76,7 +108,7 @@ def pipeline() -> dict[str, Any]:
     return {
         "apiVersion": "workflows.aiokcm.io/v1",
         "kind": "Pipeline",
-        "metadata": {"name": "build", "namespace": NS},
+        "metadata": {"name": name, "namespace": NS},
         "spec": {"steps": [step]},
     }
 

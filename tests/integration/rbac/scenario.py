@@ -1,22 +1,23 @@
 """A small scenario that exercises every built-in controller, run with the manager as its ServiceAccount bound
-to given roles in a kubesim enforcing RBAC. It fails fast: at the first request kubesim refuses the manager,
-or when an expected state is not reached in time.
+to given roles in a kubesim enforcing RBAC and OwnerReferencesPermissionEnforcement (blockOwnerDeletion needs
+update on the owner's finalizers). It fails fast: at the first request kubesim refuses the manager, or when
+an expected state is not reached in time.
 
 What it does, all at once: a Job whose first pod fails (retried) with ttlSecondsAfterFinished 0 (Job
-controller, TTL controller); a Deployment rolled to a new image (Deployment and ReplicaSet controllers); a
-CronJob made due by moving the controller's injectable clock to the next hour (CronJob controller); a
-ReplicaSet deleted in the foreground (garbage collector: its pods go, then its finalizer); a namespace with
-content deleted (namespace controller); a one-step Pipeline (Pipeline controller); leader election on;
-/metrics read on the secure port (delegated authentication and authorization by the API server).
+controller, TTL controller); a Deployment, after adopting and deleting a stray ReplicaSet
+(revisionHistoryLimit 0), rolled to a new image, then asked to roll back to a revision gone (Deployment and
+ReplicaSet controllers); a CronJob made due twice by moving the controller's injectable clock, its second Job
+replacing the first (concurrencyPolicy Replace); a ReplicaSet deleted in the foreground (garbage collector:
+its pods go, then its finalizer); a namespace with content deleted, a Service among it (namespace controller);
+a one-step Pipeline (Pipeline controller); leader election on; /metrics read on the secure port (delegated
+authentication and authorization by the API server); and the flows of adoption.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,12 @@ from manager import (
     NAMESPACES,
     PODS,
     REPLICASETS,
-    ApiClient,
-    NotFound,
+    GroupVersionResource,
     Request,
     custom_resource_definition,
 )
 from manager.cli.rbac import Identity
-from manager.cli.sandbox import admin_session
+from manager.cli.sandbox import OWNER_REFERENCES_ADMISSION, admin_session
 from manager.cli.sandbox_identity import (
     apply_objects,
     controller_rbac,
@@ -55,11 +55,16 @@ from manager.cli.sandbox_identity import (
 )
 from manager.client.rest import create_client
 from manager.config.settings import Settings
-from manager.lifecycle.manager import Manager
 from manager.testing import controller_info, controller_of, record_denials, run_manager, wait_for
 from tests.integration.controllers.garbagecollector.harness import QuickGarbageCollector
 from tests.integration.controllers.job.harness import FastJobController
 from tests.integration.controllers.namespace.harness import FastNamespaceController
+from tests.integration.rbac.adoption import (
+    job_adopts_trims_and_suspends,
+    pipeline_meets_a_foreign_job,
+    replicaset_releases_a_relabelled_pod,
+    stray_replicaset,
+)
 from tests.integration.rbac.attribution import hold_controllers_to_their_roles, user_agents_remembered
 from tests.integration.rbac.manifests import (
     NS,
@@ -70,8 +75,11 @@ from tests.integration.rbac.manifests import (
     pipeline,
     replicaset,
 )
+from tests.integration.rbac.run import Run, at_least_one, equals, gone
 
 HOUR = 3600.0
+SERVICES = GroupVersionResource("", "v1", "services", "Service")
+ROLLBACK_TO = "deprecated.deployment.rollback.to"
 FLAGS: dict[str, Any] = {
     "port": None,  # HTTPS with delegated authentication and authorization (TokenReview, SAR)
     "secure_port": 0,
@@ -100,36 +108,6 @@ def generated_objects() -> list[dict[str, Any]]:
     return identity_objects(controller_rbac(infos), manager_identity(Settings()))
 
 
-class Refused(AssertionError):
-    """kubesim refused the manager a request."""
-
-
-async def gone(client: ApiClient, gvr: Any, name: str, namespace: str | None = NS) -> bool:
-    try:
-        await client.get(gvr, name, namespace)
-    except NotFound:
-        return True
-    return False
-
-
-@dataclass
-class Run:
-    url: str
-    client: ApiClient
-    manager: Manager
-    denials: list[str]
-    timeout: float
-
-    async def until(self, check: Any, what: str) -> None:
-        async def holds() -> bool:
-            if self.denials:
-                raise Refused(f"kubesim refused the manager: {self.denials[0]}")
-            result = check()
-            return bool(await result if inspect.isawaitable(result) else result)
-
-        await wait_for(holds, self.timeout, interval=0.05, message=what)
-
-
 async def deployment_rolled(run: Run) -> None:
     client = run.client
 
@@ -144,10 +122,23 @@ async def deployment_rolled(run: Run) -> None:
             and web["spec"]["template"]["spec"]["containers"][0]["image"] == image
         )
 
+    async def replicasets() -> int:
+        return len((await client.list(REPLICASETS, NS, label_selector="app=web"))["items"])
+
     await run.until(lambda: available("busybox:1"), "the Deployment available")
+    await run.until(lambda: gone(client, REPLICASETS, "web-stray"), "the stray ReplicaSet adopted, deleted")
     patch = {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "busybox:2"}]}}}}
     await client.patch(DEPLOYMENTS, "web", patch, NS, patch_type="strategic")
     await run.until(lambda: available("busybox:2"), "the Deployment rolled to busybox:2")
+    await run.until(lambda: equals(replicasets, 1), "the old ReplicaSet deleted (revisionHistoryLimit 0)")
+    # a rollback to the previous revision, which is gone: the controller clears the annotation (update)
+    await client.patch(DEPLOYMENTS, "web", {"metadata": {"annotations": {ROLLBACK_TO: "0"}}}, NS)
+
+    async def rollback_cleared() -> bool:
+        web = await client.get(DEPLOYMENTS, "web", NS)
+        return ROLLBACK_TO not in (web["metadata"].get("annotations") or {})
+
+    await run.until(rollback_cleared, "the rollback annotation cleared")
 
 
 async def cronjob_ran(run: Run) -> None:
@@ -158,17 +149,26 @@ async def cronjob_ran(run: Run) -> None:
     ctl.now = lambda: time.time() + offset
     ctl.queue.add(Request(NS, "hourly"))
 
-    async def scheduled() -> bool:
-        status = (await run.client.get(CRONJOBS, "hourly", NS)).get("status") or {}
-        jobs = (await run.client.list(JOBS, NS))["items"]
-        owned = [
-            j
-            for j in jobs
-            if any(r.get("name") == "hourly" for r in j["metadata"].get("ownerReferences") or [])
-        ]
-        return bool(status.get("lastScheduleTime")) and bool(owned)
+    def owned(jobs: list[dict[str, Any]]) -> list[str]:
+        refs = [(j["metadata"]["name"], j["metadata"].get("ownerReferences") or ()) for j in jobs]
+        return [name for name, owners in refs if any(r.get("name") == "hourly" for r in owners)]
 
-    await run.until(scheduled, "the CronJob's Job and lastScheduleTime")
+    async def active() -> list[str]:
+        status = (await run.client.get(CRONJOBS, "hourly", NS)).get("status") or {}
+        names = [ref["name"] for ref in status.get("active") or ()]
+        return names if status.get("lastScheduleTime") and names else []
+
+    await run.until(active, "the CronJob's Job and lastScheduleTime")
+    first = (await active())[0]
+    ctl.now = lambda: time.time() + offset + HOUR  # the next run replaces the first (still running)
+    ctl.queue.add(Request(NS, "hourly"))
+
+    async def replaced() -> bool:
+        names = await active()
+        jobs = owned((await run.client.list(JOBS, NS))["items"])
+        return len(names) == 1 and names[0] != first and jobs == names
+
+    await run.until(replaced, "the CronJob's first Job replaced by the next")
 
 
 async def cascade_deleted(run: Run) -> None:
@@ -177,17 +177,13 @@ async def cascade_deleted(run: Run) -> None:
     async def pod_count() -> int:
         return len((await client.list(PODS, NS, label_selector="app=doomed-rs"))["items"])
 
-    await run.until(lambda: _at_least_one(pod_count), "the ReplicaSet's pod")
+    await run.until(lambda: at_least_one(pod_count), "the ReplicaSet's pod")
     await client.delete(REPLICASETS, "doomed-rs", NS, propagation_policy="Foreground")
 
     async def all_gone() -> bool:
         return await gone(client, REPLICASETS, "doomed-rs") and await pod_count() == 0
 
     await run.until(all_gone, "the ReplicaSet and its pods deleted in the foreground")
-
-
-async def _at_least_one(count: Any) -> bool:
-    return int(await count()) > 0
 
 
 async def namespace_deleted(run: Run) -> None:
@@ -231,7 +227,10 @@ async def scenario(run: Run) -> None:
     client = run.client
     await client.create(NAMESPACES, {"metadata": {"name": "doomed"}})
     await client.create(CONFIGMAPS, {"metadata": {"name": "content", "namespace": "doomed"}}, "doomed")
+    service = {"metadata": {"name": "front"}, "spec": {"ports": [{"port": 80}]}}
+    await client.create(SERVICES, service, "doomed")  # no deletecollection: deleted one by one
     await client.create(JOBS, flaky_job(), NS)
+    await stray_replicaset(run)
     await client.create(DEPLOYMENTS, deployment(), NS)
     await client.create(REPLICASETS, replicaset("doomed-rs"), NS)
     await client.create(CRONJOBS, cronjob(), NS)
@@ -244,13 +243,18 @@ async def scenario(run: Run) -> None:
         namespace_deleted(run),
         pipeline_succeeded(run),
         metrics_read_with_a_token(run),
+        job_adopts_trims_and_suspends(run),
+        replicaset_releases_a_relabelled_pod(run),
+        pipeline_meets_a_foreign_job(run),
     )
 
 
 async def run_scenario(objects: list[dict[str, Any]], tmp: Path, timeout: float = 15.0) -> str | None:
     """Run the scenario, the manager bound to the roles in `objects`: None when it passed, else why not."""
     with user_agents_remembered():
-        sim = await KubeSim(port=0, nodes=2, authorization_mode="RBAC").start()
+        sim = await KubeSim(
+            port=0, nodes=2, authorization_mode="RBAC", enable_admission_plugins=[OWNER_REFERENCES_ADMISSION]
+        ).start()
     try:
         return await _run(sim, objects, tmp, timeout)
     finally:
@@ -260,7 +264,7 @@ async def run_scenario(objects: list[dict[str, Any]], tmp: Path, timeout: float 
 async def _run(sim: KubeSim, objects: list[dict[str, Any]], tmp: Path, timeout: float) -> str | None:
     """The run itself: a verdict at the first refusal, or when the scenario ends or times out."""
     user = service_account_user(manager_identity(Settings()))
-    hold_controllers_to_their_roles(sim, objects, user)
+    asked = hold_controllers_to_their_roles(sim, objects, user)
     denials = record_denials(sim, user)
     client = await create_client(kubeconfig=sim.kubeconfig, qps=0)
     try:
@@ -273,7 +277,7 @@ async def _run(sim: KubeSim, objects: list[dict[str, Any]], tmp: Path, timeout: 
 
         async def body() -> None:
             async with run_manager(sim.url, *CONTROLLERS, flags=flags, sync_timeout=timeout) as manager:
-                await scenario(Run(sim.url, client, manager, denials, timeout))
+                await scenario(Run(sim.url, client, manager, denials, timeout, asked))
 
         task = asyncio.create_task(body())
         try:

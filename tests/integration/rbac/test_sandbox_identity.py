@@ -51,6 +51,8 @@ async def test_the_manager_gets_the_roles_of_the_enabled_controllers_only(tmp_pa
     try:
         assert sandbox.url.startswith("https://127.0.0.1:")
         assert sandbox.manager_kubeconfig != sandbox.kubeconfig
+        # blockOwnerDeletion needs update on the owner's finalizers, as on a real cluster
+        assert sandbox._sim.admission_plugins == ("OwnerReferencesPermissionEnforcement",)
         assert await manager_may(sandbox, "update", "jobs/status", "batch")
         assert await manager_may(sandbox, "delete", "jobs", "batch")  # the TTL controller's
         assert not await manager_may(sandbox, "create", "secrets")

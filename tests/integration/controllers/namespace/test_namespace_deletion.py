@@ -25,6 +25,7 @@ from manager import (
     PODS,
     REPLICASETS,
     ApiClient,
+    GroupVersionResource,
     NotFound,
     Request,
 )
@@ -45,6 +46,8 @@ from tests.integration.controllers.namespace.harness import (
     running_pods,
     widget_crd,
 )
+
+SERVICES = GroupVersionResource("", "v1", "services", "Service")
 
 
 async def condition_true(client: ApiClient, name: str, ctype: str) -> dict[str, dict[str, Any]]:
@@ -74,6 +77,10 @@ async def test_kubectl_delete_namespace_completes_once_its_content_is_gone(tmp_p
 
         await wait_for(widget_created, message="the widget")
         await client.create(CONFIGMAPS, configmap("settings", "team"))
+        # services have no deletecollection (405, as upstream): the controller deletes them one by one
+        await client.create(
+            SERVICES, {"metadata": {"name": "front"}, "spec": {"ports": [{"port": 80}]}}, "team"
+        )
         await client.create(REPLICASETS, replicaset("web", "team"))
         await client.create(JOBS, job("batch", "team"))
         await running_pods(client, "team", 3)
@@ -85,7 +92,7 @@ async def test_kubectl_delete_namespace_completes_once_its_content_is_gone(tmp_p
         assert code == 0, output
         assert 'namespace "team" deleted' in output
         assert await gone(client, "team")
-        for gvr in (PODS, CONFIGMAPS, JOBS, REPLICASETS, WIDGETS):
+        for gvr in (PODS, CONFIGMAPS, SERVICES, JOBS, REPLICASETS, WIDGETS):
             assert (await client.list(gvr, "team"))["items"] == [], gvr
 
 
