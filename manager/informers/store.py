@@ -40,6 +40,12 @@ def orphan_index_key(namespace: str) -> str:
     return ORPHAN_INDEX_PREFIX + namespace
 
 
+# Index functions that read nothing of an object but this metadata field (and the namespace, which an update
+# keeps: it is part of the key). An update leaving that field equal leaves their index as it was, so the
+# store skips calling them on the old and the new object (most pod updates: status only).
+_METADATA_INPUT: dict[IndexFunc, str] = {controller_uid_index: "ownerReferences"}
+
+
 class Indexer:
     """Items by key plus named indices (index name -> indexed value -> set of keys).
 
@@ -144,6 +150,15 @@ class Indexer:
 
     def _reindex(self, key: str, old: Obj, new: Obj) -> None:
         for name, func in self._indexers.items():
+            field = _METADATA_INPUT.get(func)
+            if field is not None:
+                old_meta, new_meta = old.get("metadata"), new.get("metadata")
+                if (
+                    type(old_meta) is dict
+                    and type(new_meta) is dict
+                    and old_meta.get(field) == new_meta.get(field)
+                ):
+                    continue
             before = self._values(func, old)
             after = self._values(func, new)
             if before == after:
