@@ -137,3 +137,19 @@ def test_owner_index_follows_owner_changes_and_keeps_its_place_otherwise() -> No
     demoted["metadata"]["ownerReferences"][0]["controller"] = False
     store.upsert("d/a", demoted)
     assert store.list_index_values("owner") == [orphan_index_key("default")]
+
+
+def test_an_unhashable_index_function_works_on_updates() -> None:
+    class ByName:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, ByName)
+
+        def __call__(self, obj: dict[str, Any]) -> list[str]:
+            return [obj["metadata"]["name"]]
+
+    store = Indexer({"name": ByName()})
+    store.upsert("default/a", pod("a"))
+    store.upsert("default/a", pod("a", owner="u1"))
+    assert store.index_keys("name", "a") == ["default/a"]
