@@ -7,7 +7,7 @@ handler per read); batches are never mutated once handed out.
 
 An `inline` registration is for cheap synchronous handlers (the controllers' handlers, which read caches
 and enqueue keys; `watches(..., inline=True)`): while its buffer is empty and its task is parked, the
-informer calls it directly as each event is applied (`call_now`), which spares the task switch and lets the
+informer calls it directly as each event is applied (`notify`), which spares the task switch and lets the
 replaced object be freed before the next event is decoded (benchmarks/informer_ingest.py). Anything that
 would overtake buffered notifications (a late handler's replay, a resync) goes through the buffer as usual,
 so the handler still sees events in order. The price is the isolation: a slow inline handler delays the
@@ -82,8 +82,8 @@ class HandlerRegistration:
         return self.direct
 
     def call_now(self, kind: int, a: Any, b: Any) -> None:
-        """Deliver one notification synchronously (only when `can_call_now()`); errors are counted, never
-        raised into the informer."""
+        """Deliver one notification: synchronously when `can_call_now()`, else through the buffer; errors are
+        counted, never raised into the informer."""
         notify((self,), kind, a, b)
 
     def reject(self, result: object) -> None:
