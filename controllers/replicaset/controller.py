@@ -133,12 +133,18 @@ class ReplicaSetController(Controller):
         self.pod_facts.forget(key)
         self._last_write.pop(key, None)
 
+    @cached_property
+    def _replicaset_by_key(self) -> Callable[[str], Obj | None]:
+        return self.replicasets.indexer.get_by_key
+
     def resolve_controller_ref(self, namespace: str, ref: Mapping[str, Any]) -> Obj | None:
-        """The cached ReplicaSet a controller reference points to (kind, name and UID must match)."""
-        if ref.get("kind") != REPLICASETS.kind:
+        """The cached ReplicaSet a controller reference points to (kind, name and UID must match).
+        Runs for every pod event of the cluster: the cache key built here, one lookup."""
+        if ref.get("kind") != "ReplicaSet":
             return None
-        rs: Obj | None = self.replicasets.indexer.get(namespace, str(ref.get("name", "")))
-        if rs is None or meta(rs).get("uid") != ref.get("uid"):
+        name = str(ref.get("name", ""))
+        rs = self._replicaset_by_key(f"{namespace}/{name}" if namespace else name)
+        if rs is None or (rs.get("metadata") or {}).get("uid") != ref.get("uid"):
             return None
         return rs
 

@@ -26,7 +26,7 @@ from manager.informers.listener import ADD as _ADD
 from manager.informers.listener import DELETE as _DELETE
 from manager.informers.listener import SYNCED as _SYNCED
 from manager.informers.listener import UPDATE as _UPDATE
-from manager.informers.listener import HandlerRegistration, replay_batch
+from manager.informers.listener import HandlerRegistration, notify, replay_batch
 from manager.informers.lister import Lister
 from manager.informers.reflector import Reflector
 from manager.informers.store import Indexer, IndexFunc
@@ -254,12 +254,15 @@ class SharedInformer(Generic[ObjT]):
         """Every handler is inline and can be called right now: the reflector then applies each event as
         soon as it is decoded, so a replaced object is freed before the next one is decoded."""
         listeners = self._listeners
-        return bool(listeners) and all(listener.can_call_now() for listener in listeners)
+        return bool(listeners) and all(listener.direct for listener in listeners)
 
-    def _cache_event(self, event_type: str, obj: Obj) -> tuple[int, Any, Any] | None:
-        """Transform and store one watch event; the notification for it (None for an unreadable object)."""
+    def _cache_event(self, event_type: str, obj: Obj, stripped: bool) -> tuple[int, Any, Any] | None:
+        """Transform and store one watch event; the notification for it (None for an unreadable object).
+        `stripped`: the reflector decoded it without managedFields, so the default transform has nothing
+        left to do and is skipped (any other transform runs)."""
         try:
-            obj = self._transform(obj)
+            if not stripped or self._transform is not strip_managed_fields:
+                obj = self._transform(obj)
             key = object_key(obj)
         except Exception as exc:
             self.record_bad_object(obj, exc)
@@ -270,33 +273,30 @@ class SharedInformer(Generic[ObjT]):
         old = self.indexer.upsert(key, obj)
         return (_ADD, obj, False) if old is None else (_UPDATE, old, obj)
 
-    def apply_one(self, event_type: str, obj: Obj) -> None:
+    def apply_one(self, event_type: str, obj: Obj, stripped: bool = False) -> None:
         """One watch event, handlers called at once (what `apply_events` does when `dispatches_inline()`);
         a handler that cannot be called now (it became busy) gets the event through its buffer instead."""
-        notification = self._cache_event(event_type, obj)
-        if notification is None:
-            return
-        for listener in self._listeners:
-            if listener.can_call_now():
-                listener.call_now(*notification)
-            else:
-                listener.push_batch(list(notification))
+        notification = self._cache_event(event_type, obj, stripped)
+        if notification is not None:
+            kind, a, b = notification
+            notify(self._listeners, kind, a, b)
 
-    def apply_events(self, events: Iterable[tuple[str, Obj]]) -> None:
+    def apply_events(self, events: Iterable[tuple[str, Obj]], stripped: bool = False) -> None:
         """Watch events, in order: cache first, then the handlers. Inline handlers that can be called now
         get each event at once; the others get one shared batch at the end (one per network read)."""
         cache_event = self._cache_event
         listeners = self._listeners
-        direct = [listener for listener in listeners if listener.can_call_now()]
+        direct = [listener for listener in listeners if listener.direct]
         buffered = [listener for listener in listeners if listener not in direct] if direct else listeners
         batch: list[Any] = []
         extend = batch.extend
         for event_type, obj in events:
-            notification = cache_event(event_type, obj)
+            notification = cache_event(event_type, obj, stripped)
             if notification is None:
                 continue
-            for listener in direct:
-                listener.call_now(*notification)
+            if direct:
+                kind, a, b = notification
+                notify(direct, kind, a, b)
             if buffered:
                 extend(notification)
         if batch:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from manager.apimachinery.objects import Obj
 from manager.client.errors import ApiError, error_from_status
+from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.watch import Span, WatchEvent, WatchStream
 from manager.informers.gcpolicy import GC_POLICY
 from manager.informers.history import NewHistory, went_backwards
@@ -24,11 +25,11 @@ class ReflectorSink(Protocol):
 
     async def replace(self, items: list[Obj], resource_version: str) -> None: ...
 
-    def apply_events(self, events: list[tuple[str, Obj]]) -> None: ...
+    def apply_events(self, events: list[tuple[str, Obj]], stripped: bool = False) -> None: ...
 
     def dispatches_inline(self) -> bool: ...
 
-    def apply_one(self, event_type: str, obj: Obj) -> None: ...
+    def apply_one(self, event_type: str, obj: Obj, stripped: bool = False) -> None: ...
 
     def record_bad_object(self, obj: object, error: Exception) -> None: ...
 
@@ -58,6 +59,8 @@ async def consume_events(reflector: Ingesting, stream: WatchStream, clock: Calla
     dispatches_inline = reflector.sink.dispatches_inline
     decode = reflector.decode_span
     bad_line = reflector._bad_line
+    # Decoded without managedFields: the sink may skip a transform that would only drop them.
+    stripped = decode is decode_watch_span_stripped
     gc_policy = GC_POLICY
     async for spans in stream.spans():
         events: list[tuple[str, Obj]] = []
@@ -93,7 +96,7 @@ async def consume_events(reflector: Ingesting, stream: WatchStream, clock: Calla
                         meta = event[1].get("metadata")
                         if type(meta) is dict and (event_rv := meta.get("resourceVersion")):
                             applied_rv = event_rv
-                        sink_apply_one(event_type, event[1])
+                        sink_apply_one(event_type, event[1], stripped)
             # Before the sink runs, as before: a transform may replace or change the objects.
             if one_by_one:
                 rv = applied_rv or bookmark_rv
@@ -102,7 +105,7 @@ async def consume_events(reflector: Ingesting, stream: WatchStream, clock: Calla
             if events:
                 reflector.received += len(events)
                 if not one_by_one:
-                    sink_apply(events)
+                    sink_apply(events, stripped)
             # a bookmark is the server's current RV: below ours, the server lost our history
             last = reflector.last_sync_resource_version
             if bookmark_rv and went_backwards(last, bookmark_rv):

@@ -7,17 +7,19 @@ handler per read); batches are never mutated once handed out.
 
 An `inline` registration is for cheap synchronous handlers (the controllers' handlers, which read caches
 and enqueue keys; `watches(..., inline=True)`): while its buffer is empty and its task is parked, the
-informer calls it directly as each event is applied (`call_now`), which spares the task switch and lets the
+informer calls it directly as each event is applied (`notify`), which spares the task switch and lets the
 replaced object be freed before the next event is decoded (benchmarks/informer_ingest.py). Anything that
 would overtake buffered notifications (a late handler's replay, a resync) goes through the buffer as usual,
 so the handler still sees events in order. The price is the isolation: a slow inline handler delays the
-informer and every other handler."""
+informer and every other handler. What stays isolated is failure: `notify` calls each handler in its own
+`try`, so an exception in one (logged, counted) never keeps the event from the handlers after it."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -56,6 +58,12 @@ class HandlerRegistration:
         self.informer = informer
         self.handler = handler
         self.inline = inline
+        # Bound once: `notify` makes one Python call per handler and event, the handler's own.
+        self.on_add = handler.on_add
+        self.on_update = handler.on_update
+        self.on_delete = handler.on_delete
+        # `can_call_now()` kept as a plain attribute (read per handler and event by `notify`).
+        self.direct = False
         self.resync_period = max(_MIN_RESYNC, resync_period) if resync_period > 0 else 0.0
         self.buffer: deque[list[Any]] = deque()
         # Set while the task waits for an empty buffer to fill: a bare future, not an asyncio.Event (one
@@ -71,25 +79,19 @@ class HandlerRegistration:
 
     def can_call_now(self) -> bool:
         """An inline handler whose task is parked on an empty buffer: a direct call keeps the order."""
-        return self.inline and self._waiter is not None and not self.buffer
+        return self.direct
 
     def call_now(self, kind: int, a: Any, b: Any) -> None:
-        """Deliver one notification synchronously (only when `can_call_now()`); errors are counted, never
-        raised into the informer."""
-        handler = self.handler
-        try:
-            if kind == UPDATE:
-                result = handler.on_update(a, b)
-            elif kind == ADD:
-                result = handler.on_add(a, b)
-            else:
-                result = handler.on_delete(a)
-            if result is not None and inspect.isawaitable(result):
-                if inspect.iscoroutine(result):
-                    result.close()
-                raise TypeError("an inline handler must not return an awaitable")
-        except Exception:
-            self._count_error()
+        """Deliver one notification: synchronously when `can_call_now()`, else through the buffer; errors are
+        counted, never raised into the informer."""
+        notify((self,), kind, a, b)
+
+    def reject(self, result: object) -> None:
+        """What an inline handler returned (not None): an awaitable is an error (closed, never awaited)."""
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()
+            raise TypeError("an inline handler must not return an awaitable")
 
     def _count_error(self) -> None:
         informer = self.informer
@@ -103,6 +105,7 @@ class HandlerRegistration:
     def push_batch(self, batch: list[Any]) -> None:
         """Hand over a flat batch of notifications (shared with other handlers: read only)."""
         self.buffer.append(batch)
+        self.direct = False
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -124,6 +127,7 @@ class HandlerRegistration:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._task = self._resync_task = None
         self._waiter = None  # no task left to keep the order: no more direct calls
+        self.direct = False
 
     async def _resync_loop(self) -> None:
         while True:
@@ -141,7 +145,11 @@ class HandlerRegistration:
         while True:
             if not buffer:
                 self._waiter = waiter = create_future()
-                await waiter
+                self.direct = self.inline
+                try:
+                    await waiter
+                finally:
+                    self.direct = False
                 continue
             batch = popleft()
             triples = iter(batch)  # [kind, a, b, kind, a, b, ...]: always whole triples
@@ -169,3 +177,25 @@ class HandlerRegistration:
             # The replaced objects the batch holds are freed now, not when the next batch arrives.
             a = b = None
             del batch, triples
+
+
+def notify(listeners: Iterable[HandlerRegistration], kind: int, a: Any, b: Any) -> None:
+    """One notification to each handler, in order: a direct call of each that `can_call_now()` (one Python
+    call per handler: its own method), the buffer for the others. Each call runs in its own `try`: an
+    exception, or an awaitable returned by an inline handler, is logged and counted for that handler and
+    the handlers after it still get the event."""
+    for listener in listeners:
+        if listener.direct:
+            try:
+                if kind == UPDATE:
+                    result = listener.on_update(a, b)
+                elif kind == ADD:
+                    result = listener.on_add(a, b)
+                else:
+                    result = listener.on_delete(a)
+                if result is not None:
+                    listener.reject(result)
+            except Exception:
+                listener._count_error()
+        else:
+            listener.push_batch([kind, a, b])

@@ -40,6 +40,18 @@ def orphan_index_key(namespace: str) -> str:
     return ORPHAN_INDEX_PREFIX + namespace
 
 
+# Index functions that read nothing of an object but this metadata field (and the namespace, which an update
+# keeps: it is part of the key). An update leaving that field equal leaves their index as it was, so the
+# store skips calling them on the old and the new object (most pod updates: status only).
+_METADATA_INPUT: tuple[tuple[IndexFunc, str], ...] = ((controller_uid_index, "ownerReferences"),)
+
+
+def _metadata_input(func: IndexFunc) -> str | None:
+    """The one metadata field `func` reads, if it is a known index function (by identity: index functions
+    need not be hashable)."""
+    return next((field for known, field in _METADATA_INPUT if known is func), None)
+
+
 class Indexer:
     """Items by key plus named indices (index name -> indexed value -> set of keys).
 
@@ -52,6 +64,7 @@ class Indexer:
         self._namespace_index: dict[str, set[str]] = {}
         self._indexers: dict[str, IndexFunc] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
+        self._inputs: dict[str, str | None] = {}  # index name -> `_metadata_input` of its function
         self.index_errors = 0
         if indexers:
             self.add_indexers(indexers)
@@ -113,6 +126,7 @@ class Indexer:
                     index.setdefault(value, set()).add(key)
             self._indexers[name] = func
             self._indices[name] = index
+            self._inputs[name] = _metadata_input(func)
 
     def _values(self, func: IndexFunc, obj: Obj) -> Iterable[str]:
         try:
@@ -143,7 +157,17 @@ class Indexer:
         return old
 
     def _reindex(self, key: str, old: Obj, new: Obj) -> None:
+        inputs = self._inputs
         for name, func in self._indexers.items():
+            field = inputs[name]
+            if field is not None:
+                old_meta, new_meta = old.get("metadata"), new.get("metadata")
+                if (
+                    type(old_meta) is dict
+                    and type(new_meta) is dict
+                    and old_meta.get(field) == new_meta.get(field)
+                ):
+                    continue
             before = self._values(func, old)
             after = self._values(func, new)
             if before == after:

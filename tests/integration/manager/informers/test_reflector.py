@@ -134,9 +134,9 @@ def count_one_by_one(informer: SharedInformer) -> list[int]:
     count = [0]
     apply_one = informer.apply_one
 
-    def counting(event_type: str, obj: dict[str, Any]) -> None:
+    def counting(event_type: str, obj: dict[str, Any], stripped: bool = False) -> None:
         count[0] += 1
-        apply_one(event_type, obj)
+        apply_one(event_type, obj, stripped)
 
     informer.apply_one = counting  # type: ignore[method-assign]
     return count

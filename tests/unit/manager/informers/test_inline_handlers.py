@@ -114,3 +114,43 @@ async def test_one_by_one_watch_keeps_the_resource_version(informer: SharedInfor
         watch_stream(orjson.dumps({"type": "BOOKMARK", "object": bookmark}) + b"\n", 7)
     )
     assert informer.reflector.last_sync_resource_version == "9"
+
+
+async def test_a_failing_inline_handler_does_not_keep_the_event_from_the_next(
+    informer: SharedInformer,
+) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def boom(*args: Any) -> None:
+        raise RuntimeError("handler bug")
+
+    def record(kind: str) -> Any:
+        return lambda obj, *rest: seen.append((kind, obj["metadata"]["name"]))
+
+    failing = EventHandlerFuncs(add=boom, update=boom, delete=boom)
+    recording = EventHandlerFuncs(add=record("add"), update=record("update"), delete=record("delete"))
+    regs = [informer.add_event_handler(h, inline=True) for h in (failing, recording)]
+    for reg in regs:
+        reg.start()
+    await informer.replace([], "1")
+    await wait_for(lambda: all(reg.can_call_now() for reg in regs))
+    for event_type, rv in (("ADDED", "2"), ("MODIFIED", "3"), ("DELETED", "4")):
+        informer.apply_one(event_type, pod("a", rv), stripped=True)
+    assert seen == [("add", "a"), ("update", "a"), ("delete", "a")]
+    assert informer.handler_errors == 3 and all(reg.can_call_now() for reg in regs)
+
+
+async def test_a_stripped_watch_event_still_gets_a_custom_transform() -> None:
+    from manager.apimachinery.resources import PODS
+    from manager.client.config import RestConfig
+    from manager.client.rest import ApiClient
+
+    def label(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["metadata"]["labels"] = {"seen": "yes"}
+        return obj
+
+    informer = SharedInformer(ApiClient(RestConfig(host="http://127.0.0.1:1")), PODS, transform=label)
+    informer.apply_one("ADDED", pod("a"), stripped=True)
+    informer.apply_events([("ADDED", pod("b"))], stripped=True)
+    for name in ("a", "b"):
+        assert informer.indexer.get("default", name)["metadata"]["labels"] == {"seen": "yes"}  # type: ignore[index]

@@ -116,3 +116,40 @@ def test_transforms() -> None:
     assert both(pod("b"))["extra"] is True
     with pytest.raises(KeyError):
         strip_managed_fields({"kind": "Pod"})
+
+
+def test_owner_index_follows_owner_changes_and_keeps_its_place_otherwise() -> None:
+    store = Indexer({"owner": controller_uid_index})
+    store.upsert("d/a", pod("a", owner="u1"))
+    # a status-like update: equal ownerReferences in a new object, the index is left as it was
+    updated = pod("a", owner="u1")
+    updated["metadata"]["resourceVersion"] = "2"
+    store.upsert("d/a", updated)
+    assert store.index_keys("owner", "u1") == ["d/a"]
+    # released by its owner: an orphan of its namespace now; adopted again: back under the owner
+    store.upsert("d/a", pod("a"))
+    assert store.index_keys("owner", "u1") == []
+    assert store.index_keys("owner", orphan_index_key("default")) == ["d/a"]
+    store.upsert("d/a", pod("a", owner="u2"))
+    assert store.list_index_values("owner") == ["u2"]
+    # the controller flag alone changing counts too
+    demoted = pod("a", owner="u2")
+    demoted["metadata"]["ownerReferences"][0]["controller"] = False
+    store.upsert("d/a", demoted)
+    assert store.list_index_values("owner") == [orphan_index_key("default")]
+
+
+def test_an_unhashable_index_function_works_on_updates() -> None:
+    class ByName:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, ByName)
+
+        def __call__(self, obj: dict[str, Any]) -> list[str]:
+            return [obj["metadata"]["name"]]
+
+    store = Indexer({"name": ByName()})
+    store.upsert("default/a", pod("a"))
+    store.upsert("default/a", pod("a", owner="u1"))
+    assert store.index_keys("name", "a") == ["default/a"]

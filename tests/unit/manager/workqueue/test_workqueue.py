@@ -14,6 +14,7 @@ from manager.workqueue import (
     QueueShutDown,
     RateLimitingQueue,
 )
+from manager.workqueue.delaying import MAX_SLACK
 
 # Each script: operations on one queue; "add x", "get" (expects the next item, written "get x"), "done x",
 # "len n" (asserts the queue length). Mirrors client-go queue_test.go cases.
@@ -236,6 +237,40 @@ async def test_delaying_table(
         clock.step(step)
         assert list(queue._queue) == contents
     assert queue.waiting == 0
+
+
+async def test_items_due_close_together_go_out_in_one_wake_up_never_early() -> None:
+    clock = FakeClock()
+    queue: DelayingQueue[str] = DelayingQueue(clock=clock)
+    fired: list[float] = []
+    on_timer = queue._on_timer
+
+    def counting() -> None:
+        fired.append(clock.now())
+        on_timer()
+
+    queue._on_timer = counting  # type: ignore[method-assign]
+    for item, delay in (("a", 1.0), ("b", 1.004), ("c", 1.011), ("alone", 2.0)):
+        queue.add_after(item, delay)
+    clock.step(1.0)
+    assert len(queue) == 0  # "a" is due but "b" follows within a's slack: the timer waits for it
+    clock.step(0.02)
+    assert list(queue._queue) == ["a", "b", "c"] and fired == [pytest.approx(1000 + 1.0 + MAX_SLACK)]
+    clock.step(0.979)
+    assert len(queue) == 3  # a lone item is not held back, nor handed out early
+    clock.step(0.001)
+    assert list(queue._queue)[-1] == "alone" and len(fired) == 2
+
+
+async def test_a_short_delay_keeps_its_own_time_beside_long_ones() -> None:
+    clock = FakeClock()
+    queue: DelayingQueue[str] = DelayingQueue(clock=clock)
+    queue.add_after("batched", 1.0)
+    queue.add_after("retry", 0.005)  # earlier than the armed timer: re-armed at its own time
+    clock.step(0.005)
+    assert list(queue._queue) == ["retry"]
+    clock.step(0.995)
+    assert list(queue._queue) == ["retry", "batched"]
 
 
 async def test_add_after_with_real_loop_clock() -> None:
