@@ -6,11 +6,10 @@ whose `event()` only builds the Event and queues it, or drops it when 1000 are p
 `events_dropped_total` and logged once per burst of drops (client-go logs every one).
 
 The sender writes events about different objects concurrently (up to `MAX_LANES` at once): one lane per
-correlation partition, i.e. client-go's spam key (source, involved object, type), within which the events are
-correlated and written in order. Every correlator state an event reads or writes (aggregation, observation,
-spam bucket) lives under a key that extends its spam key, so lanes never share one. One write at a time drains
-about one event per round trip, slower than a few workers that each write then record; a burst of a few
-thousand objects then overflowed the queue.
+involved object, within which the events are correlated and written in order. Every correlator state an event
+reads or writes (aggregation, observation, spam bucket) lives under a key that includes the involved object,
+so lanes never share one. (One write at a time drained about one event per round trip, slower than a few
+workers that each write then record: a burst of 2,000 objects overflowed the queue.)
 
 The correlator (`manager.events.correlator`, client-go's `events_cache.go`: aggregation, then
 observation as a PATCH of the count, then the spam filter) runs in the sender, never in a reconcile.

@@ -16,7 +16,7 @@ from prometheus_client import Counter
 from manager.apimachinery.resources import EVENTS
 from manager.client.errors import AlreadyExists, ApiError, NotFound
 from manager.client.writegate import WriteRefused
-from manager.events.correlator import Correlation, Event, EventCorrelator, spam_key
+from manager.events.correlator import Correlation, Event, EventCorrelator
 from manager.events.recorder import EventRecorder
 
 if TYPE_CHECKING:
@@ -33,6 +33,13 @@ EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event que
 EVENTS_SENT = Counter(
     "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
 )
+
+
+def _lane_key(event: Event) -> tuple[str, str, str]:
+    """The involved object: every correlator key (spam, aggregate, event) includes it, so two events that
+    share any correlator state share a lane; cheaper to build than the spam key itself."""
+    ref = event.get("involvedObject") or {}
+    return (ref.get("uid", ""), ref.get("namespace", ""), ref.get("name", ""))
 
 
 @functools.cache
@@ -76,7 +83,7 @@ class EventBroadcaster:
         self._pending = 0  # recorded, not yet written (or given up): queued, in a lane or being written
         self._idle = asyncio.Event()
         self._idle.set()
-        self._lanes: dict[tuple[str, ...], deque[Event]] = {}
+        self._lanes: dict[tuple[str, str, str], deque[Event]] = {}
         self._lane_tasks: set[asyncio.Task[None]] = set()
         self.max_lanes = max(1, max_lanes)
         self._lane_slots = asyncio.Semaphore(self.max_lanes)
@@ -142,7 +149,7 @@ class EventBroadcaster:
     async def _send_loop(self) -> None:
         while True:
             event = await self._queue.get()
-            key = spam_key(event)
+            key = _lane_key(event)
             lane = self._lanes.get(key)
             if lane is not None:  # that object's lane is busy: after the events before it
                 lane.append(event)
@@ -157,7 +164,7 @@ class EventBroadcaster:
             self._lane_tasks.add(task)
             task.add_done_callback(self._lane_tasks.discard)
 
-    async def _run_lane(self, key: tuple[str, ...]) -> None:
+    async def _run_lane(self, key: tuple[str, str, str]) -> None:
         lane = self._lanes[key]
         try:
             while lane:
