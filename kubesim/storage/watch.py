@@ -4,7 +4,6 @@ HTTP handler in batches, so one event's bytes (serialised once in the store) fan
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 MAX_BUFFERED = 100_000  # events queued for one watcher before it counts as too slow
 
@@ -12,40 +11,53 @@ MAX_BUFFERED = 100_000  # events queued for one watcher before it counts as too 
 class WatchStream:
     """Lines waiting to be written to one watch response."""
 
-    __slots__ = ("_wakeup", "buffer", "closed", "error")
+    __slots__ = ("_waiter", "buffer", "closed", "error")
 
     def __init__(self) -> None:
         self.buffer: list[bytes] = []
         self.closed = False
         self.error: bytes | None = None  # a final ERROR line to send before closing
-        self._wakeup = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # the handler's, while it waits
 
     def push(self, line: bytes) -> None:
         if self.closed:
             return
         self.buffer.append(line)
         if len(self.buffer) == 1:
-            self._wakeup.set()
+            _wake(self._waiter)
         elif len(self.buffer) > MAX_BUFFERED:
             self.close()  # a consumer this far behind is dropped (as the apiserver does); it resumes
 
     def close(self, error_line: bytes | None = None) -> None:
         self.error = error_line
         self.closed = True
-        self._wakeup.set()
+        _wake(self._waiter)
 
     async def wait(self, timeout: float | None) -> None:
         """Return when there is something to write, the stream closed, or `timeout` passed."""
         if self.buffer or self.closed:
             return
-        self._wakeup.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), timeout)
+        # A bare future and one timer: this runs once per event batch per watcher, and wait_for() around
+        # an Event would create a task and a timeout scope each time.
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, _wake, waiter) if timeout is not None else None
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     def drain(self) -> bytes:
         data = b"".join(self.buffer)
         self.buffer.clear()
         return data
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 class WatchHub:

@@ -6,6 +6,7 @@ typed models. Custom resources are found through discovery (`manager.client.disc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic
@@ -14,6 +15,7 @@ from urllib.parse import quote
 from typing_extensions import TypeVar
 
 Obj = dict[str, Any]
+_UNRESERVED = re.compile(r"[A-Za-z0-9._~-]*").fullmatch
 # The type a reader sees the objects of a resource as (listers, `Controller.lister`): the built-in resources
 # below say plain dicts, a custom resource may say its TypedDict (`GroupVersionResource[Pipeline]`). A bare
 # `GroupVersionResource` is any resource: covariance makes every parameter fit it.
@@ -51,17 +53,18 @@ class GroupVersionResource(Generic[ObjT_co]):
 
         A namespaced resource with namespace=None addresses all namespaces (list/watch only).
         """
-        parts = [self.group_version_path]
+        # Built for every request: f-strings, and quote() only for a segment that needs it.
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
-            parts.append(f"namespaces/{quote(namespace, safe='')}")
-        parts.append(self.resource)
+            path = f"{base}/namespaces/{_segment(namespace)}/{self.resource}"
+        else:
+            path = f"{base}/{self.resource}"
         if name is not None:
-            parts.append(quote(name, safe=""))
-            if subresource:
-                parts.append(subresource)
-        elif subresource:
+            path = f"{path}/{_segment(name)}"
+            return f"{path}/{subresource}" if subresource else path
+        if subresource:
             raise ValueError("a subresource needs an object name")
-        return "/".join(parts)
+        return path
 
     def __str__(self) -> str:
         return (
@@ -69,6 +72,12 @@ class GroupVersionResource(Generic[ObjT_co]):
             if self.group
             else f"{self.resource}.{self.version}"
         )
+
+
+def _segment(value: str) -> str:
+    """`value` as one path segment: percent-encoded as quote(value, safe="") would, which leaves these
+    characters alone (names and namespaces are made of them)."""
+    return value if _UNRESERVED(value) else quote(value, safe="")
 
 
 PODS: GroupVersionResource[Obj] = GroupVersionResource("", "v1", "pods", "Pod")

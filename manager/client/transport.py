@@ -84,9 +84,10 @@ class Transport:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        # Per-request costs kept off the hot path: the latency histogram per verb, and the request head's
-        # fixed lines.
+        # Per-request costs kept off the hot path: the latency histograms per verb (labels() takes a lock
+        # and builds a tuple; throttled requests observe the rate limiter's), the request head's fixed lines.
         self._durations: dict[str, FastHistogram] = {}
+        self._throttled: dict[str, Any] = {}
         self.user_agent = config.user_agent
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
         self._root: Transport | None = None  # the client whose connections a component client shares
@@ -124,6 +125,7 @@ class Transport:
         derived.user_agent = f"{self.user_agent}/{name}"
         derived._fixed_head = f"Host: {self.host}\r\nUser-Agent: {derived.user_agent}\r\n"
         derived._durations = self._durations
+        derived._throttled = self._throttled
         if write_gate is not None:
             derived.write_gate = write_gate
         return derived
@@ -201,7 +203,11 @@ class Transport:
         while True:
             if rate_limited and self.rate_limiter.enabled:
                 waited = await self.rate_limiter.acquire()
-                metrics.RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
+                throttled = self._throttled.get(method)
+                if throttled is None:
+                    throttled = metrics.RATE_LIMITER_DURATION.labels(method, self.host)
+                    self._throttled[method] = throttled
+                throttled.observe(waited)
             headers = await self.config.auth_headers()
             if self.config.credentials_generation != self._credentials_generation:
                 self._credentials_generation = self.config.credentials_generation

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Unpack, cast
 
 import structlog
 
@@ -145,6 +145,10 @@ class Controller:
         self._registrations: list[HandlerRegistration] = []
         self._recorder: EventRecorder | None = None
         self._typed_listers: dict[type[CustomResource], TypedLister[Any]] = {}
+        # resource -> (the factory's generation, its informer) for selector-less lookups: a reconcile asks
+        # for its listers every time, and resolving the declared watch then the factory key each time
+        # showed in profiles. The generation changes when the factory forgets an informer.
+        self._informer_cache: dict[GroupVersionResource[Any], tuple[int, SharedInformer[Any]]] = {}
         self.stats = ReconcileStats()
         if ctx.on_created is not None:
             ctx.on_created(self)
@@ -184,13 +188,18 @@ class Controller:
 
         Without selectors, a resource this controller watches resolves to the informer of that watch.
         """
-        if self.ctx.informers is None:
+        factory = self.ctx.informers
+        if factory is None:
             raise RuntimeError("this ControllerContext has no informer factory")
-        if not any(selectors.values()):
-            declared = next((w for w in self.declare_watches() if w.resource == resource), None)
-            if declared is not None:
-                selectors = declared.selectors()
-        return self.ctx.informers.informer(resource, **selectors)
+        if selectors and any(selectors.values()):
+            return factory.informer(resource, **selectors)
+        cached = self._informer_cache.get(resource)
+        if cached is not None and cached[0] == factory.generation:
+            return cast("SharedInformer[ObjT]", cached[1])
+        declared = next((w for w in self.declare_watches() if w.resource == resource), None)
+        informer = factory.informer(resource, **(declared.selectors() if declared is not None else {}))
+        self._informer_cache[resource] = (factory.generation, informer)
+        return informer
 
     def lister(self, resource: GroupVersionResource[ObjT], **selectors: Unpack[Selectors]) -> Lister[ObjT]:
         """The informer's cache, read as the resource's object type:

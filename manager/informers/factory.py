@@ -33,6 +33,9 @@ class InformerFactory:
         self._informers: dict[InformerKey, SharedInformer[Any]] = {}
         self._monitors: set[InformerKey] = set()  # made by monitor(): not in readiness, may be discarded
         self._started = False
+        # Bumped whenever an informer is forgotten (`discard`): callers caching what `informer()` returned
+        # (Controller.informer) look again.
+        self.generation = 0
 
     def informer(
         self,
@@ -103,6 +106,7 @@ class InformerFactory:
             return False
         self._monitors.discard(key)
         del self._informers[key]
+        self.generation += 1
         await informer.stop()
         return True
 

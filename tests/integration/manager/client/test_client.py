@@ -327,3 +327,20 @@ async def test_request_metrics_count_every_request(client: ApiClient) -> None:
     assert count == before[1] + 6  # the 404 took time too
     assert sample("rest_client_request_duration_seconds_bucket", {**get, "le": "+Inf"}) == count
     assert sample("rest_client_request_duration_seconds_sum", get) > 0
+
+
+async def test_rate_limiter_metric_observes_every_limited_request(kubesim: Any) -> None:
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=1000, burst=2)
+    component = client.for_component("limited")  # shares the cached series, its own bucket
+    try:
+        labels = {"verb": "GET", "host": client.host}
+        before = REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", labels) or 0.0
+        for api in (client, client, component, client):
+            await api.list(CONFIGMAPS, "default")
+        await component.create(CONFIGMAPS, configmap("limited"))
+        after = REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", labels)
+        assert after == before + 4
+        posts = {"verb": "POST", "host": client.host}
+        assert REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", posts)
+    finally:
+        await client.close()

@@ -1,0 +1,242 @@
+"""The manager's event pipeline: pending events bounded, correlated and written concurrently per object
+(see the package docstring)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+from prometheus_client import Counter
+
+from manager.apimachinery.resources import EVENTS
+from manager.client.errors import AlreadyExists, ApiError, NotFound
+from manager.client.writegate import WriteRefused
+from manager.events.correlator import Correlation, Event, EventCorrelator
+from manager.events.recorder import EventRecorder
+
+if TYPE_CHECKING:
+    from manager.client.rest import ApiClient
+
+log = structlog.get_logger("manager.events")
+
+MAX_QUEUED_EVENTS = 1000
+MAX_LANES = 16  # objects whose events are written at the same time
+MAX_TRIES_PER_EVENT = 12
+RETRY_SLEEP = 10.0
+
+EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event queue was full", ["component"])
+EVENTS_SENT = Counter(
+    "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
+)
+
+
+def _lane_key(event: Event) -> tuple[str, str, str]:
+    """The involved object: every correlator key (spam, aggregate, event) includes it, so two events that
+    share any correlator state share a lane; cheaper to build than the spam key itself."""
+    ref = event.get("involvedObject") or {}
+    return (ref.get("uid", ""), ref.get("namespace", ""), ref.get("name", ""))
+
+
+@functools.cache
+def _dropped(component: str) -> Any:
+    return EVENTS_DROPPED.labels(component)
+
+
+@functools.cache
+def _sent(action: str) -> Any:
+    """EVENTS_SENT's child for `action`, looked up once (labels() takes a lock and builds a tuple on every
+    call); created on first use, so a series still appears only once something was counted in it."""
+    return EVENTS_SENT.labels(action)
+
+
+class EventBroadcaster:
+    """The manager's one event pipeline: a bounded queue, the correlator and a background sender.
+
+    `host` is client-go's EventSource.Host, which is also the events' reportingInstance: the kubelet sets its
+    node name, kube-controller-manager leaves it empty (its events read `reportingInstance: ""`)."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        host: str = "",
+        clock: Callable[[], float] | None = None,
+        max_queued: int = MAX_QUEUED_EVENTS,
+        retry_sleep: float = RETRY_SLEEP,
+        correlator: EventCorrelator | None = None,
+        max_lanes: int = MAX_LANES,
+    ) -> None:
+        import time
+
+        self.client = client
+        self.clock: Callable[[], float] = clock or time.time
+        self.host = host
+        self.retry_sleep = retry_sleep
+        self.correlator = correlator or EventCorrelator(clock=self.clock)
+        self.max_queued = max_queued
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()  # bounded by `_pending`, lanes included
+        self._pending = 0  # recorded, not yet written (or given up): queued, in a lane or being written
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._lanes: dict[tuple[str, str, str], deque[Event]] = {}
+        self._lane_tasks: set[asyncio.Task[None]] = set()
+        self.max_lanes = max(1, max_lanes)
+        self._lane_slots = asyncio.Semaphore(self.max_lanes)
+        self._dropped_in_burst = 0
+        self._task: asyncio.Task[None] | None = None
+        self._recorders: dict[str, EventRecorder] = {}
+        self._last_nanos = 0
+        self._refused = 0  # events the write gate refused (this replica may no longer lead)
+
+    def unique_nanos(self, now: float) -> int:
+        """Nanoseconds of `now` for an event name, strictly increasing: a float timestamp only resolves
+        a few hundred nanoseconds, and two events named alike would make the second one AlreadyExists."""
+        nanos = max(int(now * 1e9), self._last_nanos + 1)
+        self._last_nanos = nanos
+        return nanos
+
+    def recorder(self, component: str) -> EventRecorder:
+        if component not in self._recorders:
+            self._recorders[component] = EventRecorder(self, component)
+        return self._recorders[component]
+
+    def enqueue(self, event: Event, component: str) -> None:
+        if self._pending >= self.max_queued:
+            _dropped(component).inc()
+            self._dropped_in_burst += 1
+            if self._dropped_in_burst == 1:
+                log.warning("event queue full: dropping events until it drains", max_queued=self.max_queued)
+            return
+        if self._dropped_in_burst:
+            log.warning("event queue accepts events again", dropped=self._dropped_in_burst)
+            self._dropped_in_burst = 0
+        self._pending += 1
+        self._idle.clear()
+        self._queue.put_nowait(event)
+
+    @property
+    def pending(self) -> int:
+        """Events recorded and not written yet (queued or being sent)."""
+        return self._pending
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._send_loop(), name="event-broadcaster")
+
+    async def stop(self, timeout: float = 2.0) -> None:
+        """Give pending events `timeout` seconds to be sent, then stop the sender (events still in a lane
+        then are lost; those still queued are sent after a `start()`)."""
+        if self._task is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+        tasks = [self._task, *self._lane_tasks]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._task = None
+        for lane in self._lanes.values():  # lanes whose task was cancelled before it began
+            self._finished(len(lane))
+        self._lanes.clear()
+        self._lane_slots = asyncio.Semaphore(self.max_lanes)
+
+    async def _send_loop(self) -> None:
+        while True:
+            event = await self._queue.get()
+            key = _lane_key(event)
+            lane = self._lanes.get(key)
+            if lane is not None:  # that object's lane is busy: after the events before it
+                lane.append(event)
+                continue
+            try:
+                await self._lane_slots.acquire()
+            except asyncio.CancelledError:
+                self._finished(1)  # stopped while every lane was busy: this one is given up
+                raise
+            self._lanes[key] = deque((event,))  # only this loop adds lanes: none appeared meanwhile
+            task = asyncio.create_task(self._run_lane(key))
+            self._lane_tasks.add(task)
+            task.add_done_callback(self._lane_tasks.discard)
+
+    async def _run_lane(self, key: tuple[str, str, str]) -> None:
+        lane = self._lanes[key]
+        try:
+            while lane:
+                await self._send(lane[0])
+                lane.popleft()
+                self._finished(1)
+        finally:  # normally empty; cancelled (stop()), the events left in it are given up
+            self._finished(len(lane))
+            del self._lanes[key]
+            self._lane_slots.release()
+
+    def _finished(self, count: int) -> None:
+        self._pending -= count
+        if self._pending <= 0:
+            self._idle.set()
+
+    async def _send(self, event: Event) -> None:
+        try:
+            await self._record(event)
+        except WriteRefused:
+            self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
+            if self._refused == 1:
+                log.info("events dropped: this replica may no longer hold the leader lease")
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("event sender failed on one event")
+
+    async def _record(self, event: Event) -> None:
+        result = self.correlator.correlate(event)
+        if result.skip:
+            _sent("skip").inc()
+            return
+        for attempt in range(MAX_TRIES_PER_EVENT):
+            if await self._write(result):
+                return
+            if attempt + 1 < MAX_TRIES_PER_EVENT:
+                await asyncio.sleep(self.retry_sleep)
+        log.error("dropping event after retries", reason=event.get("reason"))
+
+    async def _write(self, result: Correlation) -> bool:
+        """One attempt; True when done (written, or not worth retrying)."""
+        event = result.event
+        namespace = event["metadata"]["namespace"]
+        try:
+            if result.patch is not None:
+                try:
+                    name = event["metadata"]["name"]
+                    answer = await self.client.patch(EVENTS, name, result.patch, namespace)
+                    _sent("patch").inc()
+                except NotFound:  # the event expired meanwhile: create it again
+                    fresh = {
+                        **event,
+                        "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"},
+                    }
+                    answer = await self.client.create(EVENTS, fresh, namespace)
+                    _sent("create").inc()
+            else:
+                answer = await self.client.create(EVENTS, event, namespace)
+                _sent("create").inc()
+        except AlreadyExists:
+            return True
+        except ApiError as exc:
+            _sent("error").inc()
+            if exc.status in (400, 403, 422):  # the server will never accept it
+                log.warning("event rejected", reason=event.get("reason"), error=str(exc))
+                return True
+            log.warning("cannot write event, will retry", error=str(exc))
+            return False
+        except (OSError, TimeoutError) as exc:
+            _sent("error").inc()
+            log.warning("cannot write event, will retry", error=str(exc))
+            return False
+        self.correlator.update_state(answer)
+        return True
