@@ -39,7 +39,7 @@ def create_configmaps(sim: KubeSim, prefix: str, count: int) -> None:
 
 
 async def read_events(resp: aiohttp.ClientResponse, count: int) -> list[dict[str, Any]]:
-    events = []
+    events: list[dict[str, Any]] = []
     for _ in range(count):
         line = await asyncio.wait_for(resp.content.readline(), 10)
         assert line, f"the watch ended after {len(events)} events"
@@ -94,7 +94,7 @@ async def test_live_events_beyond_the_limit_still_drop_the_watcher(
     async with session.get(f"{sim.url}{CMS}?{query}") as resp:
         await read_events(resp, COUNT + 1)
         create_configmaps(sim, "burst", LIMIT + 1)  # queued before the handler runs again: too slow
-        events = []
+        events: list[dict[str, Any]] = []
         while line := await asyncio.wait_for(resp.content.readline(), 10):  # until the stream ends
             events.append(orjson.loads(line))
         # Dropped: what was queued is written, then the stream ends (the client resumes from its last RV).
