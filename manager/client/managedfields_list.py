@@ -11,26 +11,27 @@ Cuts (`cut_list_managed_fields`): each `"managedFields":[` in the body, then the
 
 Why the result is exact (body B valid JSON, cut C = B with the n spans replaced by the marker, C valid):
 - in valid JSON every occurrence of the key pattern is a key whose value is the array opened at its `[`,
-  outside a string: the quote after `managedFields` follows a letter, so it is unescaped, hence it closes a
-  string (a string cannot start right after a bare letter), and `:[` then makes that string a key;
-- lex B and C side by side, aligned on their common bytes. Before the first span whose `]` lies inside a
+  outside a string: the quote after `managedFields` follows a letter, so it is unescaped and cannot open a
+  string (outside strings a letter belongs to true/false/null, never followed by a quote); it closes one,
+  and `:[` makes that string a key with an array value;
+- lex B and C side by side, aligned on their common bytes. Up to the first span whose `]` lies inside a
   string of B, both lexers agree (a span ending at a `]` outside strings leaves B outside a string, as the
-  complete marker string leaves C). After such a span B is inside a string and C outside, and every quote
-  toggles both, a backslash is an error for the one outside a string: so until the next span they stay
-  opposite. Then B is outside a string (the `[` of the next span is), so C is inside one and its marker's
-  opening quote closes it, leaving `managedFields-cut-...` outside any string: invalid. With no next span, one
-  of them ends inside a string: invalid. So every `]` cut at lies outside strings;
+  complete marker string leaves C). After such a span B is inside a string and C outside; every quote
+  toggles both, and a backslash is an error for the one outside a string, so until the next span they stay
+  opposite. There B is outside a string (at the `[` of a key pattern), so C is inside one, and the marker's
+  opening quote closes it, leaving `managedFields-cut-...` outside any string: invalid. With no next span,
+  one of them ends inside a string: invalid. So every `]` cut at lies outside strings;
 - then both lexers agree everywhere, and bracket depth is defined in both. A span runs from an array's `[`
-  to the first `]` outside strings: within a valid array that is a prefix of it, never below its opening
-  depth, and back at that depth only if the span is the whole array. C's final depth is B's (zero) minus
-  the brackets the spans leave open, so C is valid only if every span is exactly one whole array: C
-  decodes to B's value with n array values replaced by the marker string;
+  to the first `]` outside strings: a prefix of that array, never below its opening depth, and back at it
+  only if the span is the whole array. C's final depth is B's (zero) minus the brackets the spans leave
+  open, so C is valid only if every span is exactly one whole array: C decodes to B's value with n array
+  values replaced by the marker string;
 - the marker is unknowable to the server, so a decoded string equal to it is one of the n copies placed
-  by a cut, each at one position of the tree (or dropped by a duplicate key). Counting the copies found as
-  some `items[i].metadata.managedFields` (popping them as we go): all n found proves every cut was exactly
-  an item's managedFields, so the result is decode-then-strip. Anything else — fewer found, C invalid, no
-  key, a span left uncut by the shape checks and items still holding other managedFields values (these are
-  popped as decode-then-strip would) — is handled too: a count short of n decodes the original body.
+  by a cut, each at its own position of the tree (or dropped by a duplicate key). Popping every
+  `items[i].metadata.managedFields` and counting the copies among them: all n found proves every cut was
+  exactly an item's managedFields, so the result is decode-then-strip (the items whose array was not cut —
+  null, refused by the shape checks, whitespace after the key — are popped just the same). Fewer found, or
+  C invalid: the original body is decoded, then its items popped.
 The one deliberate exception of the watch path carries over: a body whose only defects lie inside the cut
 spans (content discarded unread) is accepted; spans with non-ASCII bytes are never cut.
 """
