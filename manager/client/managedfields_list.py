@@ -94,16 +94,15 @@ def decode_list_stripped(raw: bytes) -> Any:
     """
     cut = cut_list_managed_fields(raw)
     if cut is not None:
-        body, cuts = cut
+        cuts = cut[1]
         try:
-            page = orjson.loads(body)
+            page = orjson.loads(cut[0])
         except orjson.JSONDecodeError:
-            pass
-        else:
-            del body
-            if strip_items(page) == cuts:
-                return page
-            del page
+            page = None
+        del cut  # the cut body (most of the list's size) is freed before anything else is allocated
+        if page is not None and strip_items(page) == cuts:
+            return page
+        del page
     page = orjson.loads(raw)
     strip_items(page)
     return page
