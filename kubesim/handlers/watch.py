@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -102,25 +103,26 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
     stream = ctx.watches.open()
     min_rv = start_rv
 
-    def deliver(event: WatchEvent) -> None:
+    def deliver(event: WatchEvent, push: Callable[[bytes], None] = stream.push) -> None:
         if event.rv <= min_rv or (namespace is not None and event.entry.namespace != namespace):
             return
         if keep is None:
-            stream.push(encoder.line(event.type, event.entry, event))
+            push(encoder.line(event.type, event.entry, event))
             return
         now_ok = keep(event.obj)
         was_ok = event.old is not None and event.type == "MODIFIED" and keep(event.old.obj)
         if event.type == "MODIFIED" and was_ok and not now_ok:
             assert event.old is not None
-            stream.push(encoder.line("DELETED", _with_rv(event.old, event.rv)))
+            push(encoder.line("DELETED", _with_rv(event.old, event.rv)))
         elif now_ok:
             etype = "ADDED" if event.type == "MODIFIED" and not was_ok else event.type
-            stream.push(encoder.line(etype, event.entry, event))
+            push(encoder.line(etype, event.entry, event))
 
+    # Initial events (the state, or a replay from history) never count toward the slow-watcher limit.
     def initial_state() -> None:
         for entry in store.entries(rtype.key, namespace):
             if keep is None or keep(entry.obj):
-                stream.push(encoder.line("ADDED", entry))
+                stream.push_initial(encoder.line("ADDED", entry))
 
     # Everything up to the subscription runs without yielding, so no event can fall in between.
     try:
@@ -129,11 +131,11 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
         if send_initial:
             initial_state()
             min_rv = store.resource_version
-            stream.push(encoder.bookmark(store.resource_version, initial_end=True))
+            stream.push_initial(encoder.bookmark(store.resource_version, initial_end=True))
         elif send_initial is False or raw_rv not in ("", "0"):
             if raw_rv not in ("", "0"):
                 for event in store.events_since(rtype.key, start_rv):
-                    deliver(event)
+                    deliver(event, stream.push_initial)
             min_rv = max(start_rv, store.resource_version)
         else:
             initial_state()

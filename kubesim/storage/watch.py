@@ -5,18 +5,27 @@ from __future__ import annotations
 
 import asyncio
 
-MAX_BUFFERED = 100_000  # events queued for one watcher before it counts as too slow
+MAX_BUFFERED = 100_000  # live events queued for one watcher before it counts as too slow
 
 
 class WatchStream:
-    """Lines waiting to be written to one watch response."""
+    """Lines waiting to be written to one watch response.
 
-    __slots__ = ("_waiter", "buffer", "closed", "error")
+    Only live events count toward `limit`: the initial events (a streaming list's or a plain watch's synthetic
+    ADDED events, a resumed watch's replay from history) are queued in one go before anything is written, so
+    a list larger than the limit would otherwise drop every watch of it at once and the client would relist
+    forever. Likewise the apiserver's cacher sends a watcher's initial events from the watcher's own goroutine
+    (cacheWatcher.processInterval) and drops only a watcher whose buffer of live events stays full
+    (cacheWatcher.add)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_initial", "_waiter", "buffer", "closed", "error", "limit")
+
+    def __init__(self, limit: int = MAX_BUFFERED) -> None:
         self.buffer: list[bytes] = []
         self.closed = False
         self.error: bytes | None = None  # a final ERROR line to send before closing
+        self.limit = limit
+        self._initial = 0  # lines in `buffer` pushed by push_initial
         self._waiter: asyncio.Future[None] | None = None  # the handler's, while it waits
 
     def push(self, line: bytes) -> None:
@@ -25,8 +34,17 @@ class WatchStream:
         self.buffer.append(line)
         if len(self.buffer) == 1:
             _wake(self._waiter)
-        elif len(self.buffer) > MAX_BUFFERED:
+        elif len(self.buffer) - self._initial > self.limit:
             self.close()  # a consumer this far behind is dropped (as the apiserver does); it resumes
+
+    def push_initial(self, line: bytes) -> None:
+        """Queue an initial event: never counts toward the slow-watcher limit."""
+        if self.closed:
+            return
+        self.buffer.append(line)
+        self._initial += 1
+        if len(self.buffer) == 1:
+            _wake(self._waiter)
 
     def close(self, error_line: bytes | None = None) -> None:
         self.error = error_line
@@ -52,6 +70,7 @@ class WatchStream:
     def drain(self) -> bytes:
         data = b"".join(self.buffer)
         self.buffer.clear()
+        self._initial = 0
         return data
 
 
@@ -61,13 +80,15 @@ def _wake(waiter: asyncio.Future[None] | None) -> None:
 
 
 class WatchHub:
-    """Tracks every open watch so faults (and shutdown) can end them all at once."""
+    """Tracks every open watch so faults (and shutdown) can end them all at once; `max_buffered` is the
+    slow-watcher limit of the streams it opens."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_buffered: int = MAX_BUFFERED) -> None:
         self._streams: set[WatchStream] = set()
+        self.max_buffered = max_buffered
 
     def open(self) -> WatchStream:
-        stream = WatchStream()
+        stream = WatchStream(self.max_buffered)
         self._streams.add(stream)
         return stream
 

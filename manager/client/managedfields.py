@@ -34,33 +34,41 @@ import orjson
 
 from manager.client.watch import WatchEvent, decode_watch_span
 
-_KEY = b'"managedFields":['
-_OPEN = len(_KEY) - 1  # offset of the `[` in _KEY
-_MARK_VALUE = f"managedFields-cut-{secrets.token_hex(16)}"  # unknowable to the server: see the docstring
-_MARK = orjson.dumps(_MARK_VALUE)
+KEY = b'"managedFields":['
+OPEN = len(KEY) - 1  # offset of the `[` in KEY
+MARK_VALUE = f"managedFields-cut-{secrets.token_hex(16)}"  # unknowable to the server: see the docstring
+MARK = orjson.dumps(MARK_VALUE)
 _OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
+
+
+def array_end(buffer: bytes, at: int, end: int) -> int:
+    """The offset of the first `]` after the `[` at `at` (before `end`), or -1 when there is none or the
+    span is not to be cut: an array that is not `[]` or `[{...}]` (entries are objects), or holds non-ASCII
+    bytes, is left to the full decode. The bytes alone prove nothing: the decoder checks the result."""
+    close = buffer.find(b"]", at, end)
+    if close < 0:
+        return -1
+    if close != at + 1 and (buffer[at + 1] != _OPEN_BRACE or buffer[close - 1] != _CLOSE_BRACE):
+        return -1
+    if not buffer[at:close].isascii():
+        return -1
+    return close
 
 
 def cut_managed_fields(buffer: bytes, start: int = 0, end: int | None = None) -> bytes | None:
     """The line `buffer[start:end]` with its first `"managedFields":[...]` array replaced by the marker;
-    None when there is none to cut. The bytes alone prove nothing: the decoder checks where the marker
-    landed. An array that is not `[]` or `[{...}]` (entries are objects), or holds non-ASCII bytes, is left
-    to the full decode."""
+    None when there is none to cut (see `array_end`)."""
     if end is None:
         end = len(buffer)
-    at = buffer.find(_KEY, start, end)
+    at = buffer.find(KEY, start, end)
     if at < 0:
         return None
-    at += _OPEN
-    close = buffer.find(b"]", at, end)
+    at += OPEN
+    close = array_end(buffer, at, end)
     if close < 0:
         return None
-    if close != at + 1 and (buffer[at + 1] != _OPEN_BRACE or buffer[close - 1] != _CLOSE_BRACE):
-        return None
-    if not buffer[at:close].isascii():
-        return None
     view = memoryview(buffer)
-    return b"".join((view[start:at], _MARK, view[close + 1 : end]))
+    return b"".join((view[start:at], MARK, view[close + 1 : end]))
 
 
 def decode_watch_span_stripped(buffer: bytes, start: int, end: int) -> WatchEvent:
@@ -79,7 +87,7 @@ def decode_watch_span_stripped(buffer: bytes, start: int, end: int) -> WatchEven
         try:
             event = orjson.loads(cut)
             obj = event["object"]
-            marked = obj["metadata"].pop("managedFields", None) == _MARK_VALUE
+            marked = obj["metadata"].pop("managedFields", None) == MARK_VALUE
             event_type = event["type"]
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             pass

@@ -6,7 +6,9 @@
 - a continue token that expires mid-way (410) is answered with one unpaged list at the same
   resourceVersion, as client-go's pager falls back to a full list;
 - each page is decoded in one `orjson.loads` with the collector paused, and the decoded items are frozen
-  in batches (see gcpolicy): a 100,000-object list never has the collector walk what it just built.
+  in batches (see gcpolicy): a 100,000-object list never has the collector walk what it just built;
+- with `strip_managed_fields` the items' metadata.managedFields are cut from the bytes before decoding
+  (`manager.client.managedfields_list`): faster, and no freed garbage left between the cached objects.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import orjson
 
 from manager.client.errors import ApiError, is_expired
+from manager.client.managedfields_list import decode_list_stripped
 from manager.informers.gcpolicy import GC_POLICY
 
 Obj = dict[str, Any]
@@ -31,9 +34,16 @@ class Pager:
     """Lists every item at a resourceVersion, page by page; remembers whether the server paginates."""
 
     def __init__(
-        self, fetch: FetchPage, page_size: int | None = None, on_expired: Callable[[], None] = lambda: None
+        self,
+        fetch: FetchPage,
+        page_size: int | None = None,
+        on_expired: Callable[[], None] = lambda: None,
+        *,
+        strip_managed_fields: bool = False,
     ) -> None:
         self.fetch = fetch
+        # The caller drops the items' metadata.managedFields: decode the pages without them (same result).
+        self.decode: Callable[[bytes], Any] = decode_list_stripped if strip_managed_fields else orjson.loads
         self.page_size = page_size
         self.on_expired = on_expired  # a continue token expired (counted by the reflector)
         self.paginated_result = False
@@ -64,7 +74,7 @@ class Pager:
                     return await self._list_unpaged(resource_version)
                 raise
             with GC_POLICY.paused():
-                page = orjson.loads(raw)
+                page = self.decode(raw)
             page_items = page.get("items") or []
             GC_POLICY.ingested(len(page_items))  # freeze the decoded pages before GC walks them again
             meta = page.get("metadata") or {}
@@ -80,5 +90,5 @@ class Pager:
     async def _list_unpaged(self, resource_version: str) -> tuple[list[Obj], str]:
         raw = await self.fetch(resource_version, None, None)
         with GC_POLICY.paused():
-            page = orjson.loads(raw)
+            page = self.decode(raw)
         return page.get("items") or [], (page.get("metadata") or {}).get("resourceVersion", "")

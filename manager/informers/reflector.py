@@ -95,11 +95,16 @@ class Reflector:
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.metadata_only = metadata_only
-        # The sink discards metadata.managedFields: watch lines are decoded without them (same result).
+        # The sink discards metadata.managedFields: watch lines and list pages are decoded without them.
         self.decode_span: Callable[[bytes, int, int], WatchEvent] = (
             decode_watch_span_stripped if strip_managed_fields else decode_watch_span
         )
-        self.pager = Pager(self._fetch_page, page_size, on_expired=self._count_expired)
+        self.pager = Pager(
+            self._fetch_page,
+            page_size,
+            on_expired=self._count_expired,
+            strip_managed_fields=strip_managed_fields,
+        )
         self.use_watch_list = use_watch_list
         self.watch_list_timeout = watch_list_timeout
         self.min_watch_timeout = min_watch_timeout  # client-go ignores < 5 min; tests use short ones
