@@ -67,7 +67,11 @@ class ReplicaBound:
         )
         if spec > self.allowed:
             self.allowed, self.pending = spec, []
-        elif settled and spec < self.allowed:
+            return
+        # A later spec also holds once the pod stream passes an earlier settled scale-down: RS events come
+        # in order, so every pending settle point is before this one.
+        self.pending = [(rv, max(replicas, spec)) for rv, replicas in self.pending]
+        if settled and spec < self.allowed:
             self.pending.append((rv_of(rs), spec))
 
     def at(self, pods_rv: int) -> int:

@@ -101,6 +101,18 @@ def test_a_replicaset_scale_down_binds_the_pods_once_the_pod_stream_has_passed_i
     assert problems == ["ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"]
 
 
+def test_a_scale_up_after_a_settled_scale_down_raises_the_bound_the_pods_meet_later() -> None:
+    # seed 82185: 4 -> 1 settled at rv 20, then 2 at rv 30 before any pod event passed rv 20
+    state = ClusterState()
+    state.apply("replicasets", "ADDED", _rs(4, 1, 4))
+    state.apply("replicasets", "MODIFIED", _rs(1, 20, 1))
+    state.apply("replicasets", "MODIFIED", _rs(2, 30, 1))
+    assert state.apply("pods", "ADDED", _pod("p0", 5, "uid-rs-scaled")) == []
+    assert state.apply("pods", "ADDED", _pod("p1", 31, "uid-rs-scaled")) == []
+    problems = state.apply("pods", "ADDED", _pod("p2", 32, "uid-rs-scaled"))
+    assert problems == ["ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"]
+
+
 def test_unfinished_names_what_has_not_converged() -> None:
     state = ClusterState()
     job = {
