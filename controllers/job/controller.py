@@ -217,7 +217,9 @@ class JobController(Controller):
         return pods
 
     async def update_status(self, job: Obj) -> Obj:
-        updated: Obj = await self.client.update_status(JOBS, job)
+        # The cached Job has no managedFields either (the informer drops them); a PUT without them keeps the
+        # server's, so the answer need not carry them into the next write.
+        updated: Obj = await self.client.update_status(JOBS, job, strip_managed_fields=True)
         meta = job["metadata"]
         self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
         return updated

@@ -79,7 +79,9 @@ class PodControl:
     async def create(self, job: Obj, pod: Obj) -> Obj:
         """Create the pod; records SuccessfulCreate or FailedCreate (not for a terminating namespace)."""
         try:
-            created = await self.client.create(PODS, pod, pod["metadata"].get("namespace"))
+            created = await self.client.create(
+                PODS, pod, pod["metadata"].get("namespace"), strip_managed_fields=True
+            )
         except Exception as exc:
             if not is_namespace_terminating(exc):
                 self.recorder.event(job, "Warning", "FailedCreate", f"Error creating: {error_text(exc)}")
@@ -102,7 +104,12 @@ class PodControl:
     async def remove_tracking_finalizer(self, pod: Mapping[str, Any]) -> None:
         meta = pod["metadata"]
         await self.client.patch(
-            PODS, meta["name"], REMOVE_TRACKING_FINALIZER_PATCH, meta.get("namespace"), patch_type="strategic"
+            PODS,
+            meta["name"],
+            REMOVE_TRACKING_FINALIZER_PATCH,
+            meta.get("namespace"),
+            patch_type="strategic",
+            strip_managed_fields=True,  # the answer is not read
         )
 
     async def remove_finalizers(

@@ -29,6 +29,7 @@ corruption, invalid UTF-8 — are excluded: such arrays are decoded in full.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import orjson
 
@@ -99,6 +100,25 @@ def decode_watch_span_stripped(buffer: bytes, start: int, end: int) -> WatchEven
     if type(meta) is dict:
         meta.pop("managedFields", None)
     return event_type, obj
+
+
+def decode_object_stripped(body: bytes) -> Any:
+    """`orjson.loads(body)` with the top-level `metadata.managedFields` removed, mostly without decoding them:
+    for a write's answer whose managedFields the caller never reads. Same proof as a watch line's (the
+    marker must come back as the object's own metadata.managedFields); anything else decodes in full."""
+    cut = cut_managed_fields(body)
+    if cut is not None:
+        try:
+            obj = orjson.loads(cut)
+            if obj["metadata"].pop("managedFields", None) == MARK_VALUE:
+                return obj
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            pass
+    obj = orjson.loads(body)
+    meta = obj.get("metadata") if type(obj) is dict else None
+    if type(meta) is dict:
+        meta.pop("managedFields", None)
+    return obj
 
 
 def decode_watch_line_stripped(line: bytes) -> WatchEvent:

@@ -130,11 +130,16 @@ class ApiClient(Transport):
         *,
         field_manager: str | None = None,
         dry_run: bool = False,
+        strip_managed_fields: bool = False,
     ) -> dict[str, Any]:
-        """POST a new object (namespace defaults to `body.metadata.namespace`; raises AlreadyExists)."""
+        """POST a new object (namespace defaults to `body.metadata.namespace`; raises AlreadyExists).
+        `strip_managed_fields` (here and on the other writes): the answer without metadata.managedFields,
+        cheaper to decode, for callers that never read them."""
         ns = namespace or body.get("metadata", {}).get("namespace")
         params = _clean({"fieldManager": field_manager, "dryRun": "All" if dry_run else None})
-        return await self.request_json("POST", gvr.api_path(ns), params=params, body=body)
+        return await self.request_json(
+            "POST", gvr.api_path(ns), params=params, body=body, strip_managed_fields=strip_managed_fields
+        )
 
     async def update(
         self,
@@ -143,17 +148,32 @@ class ApiClient(Transport):
         *,
         field_manager: str | None = None,
         subresource: str | None = None,
+        strip_managed_fields: bool = False,
     ) -> dict[str, Any]:
         """PUT the whole object (optimistic concurrency on `metadata.resourceVersion`; raises Conflict)."""
         meta = body.get("metadata", {})
         path = gvr.api_path(meta.get("namespace"), meta["name"], subresource)
-        return await self.request_json("PUT", path, params=_clean({"fieldManager": field_manager}), body=body)
+        params = _clean({"fieldManager": field_manager})
+        return await self.request_json(
+            "PUT", path, params=params, body=body, strip_managed_fields=strip_managed_fields
+        )
 
     async def update_status(
-        self, gvr: GroupVersionResource, body: dict[str, Any], *, field_manager: str | None = None
+        self,
+        gvr: GroupVersionResource,
+        body: dict[str, Any],
+        *,
+        field_manager: str | None = None,
+        strip_managed_fields: bool = False,
     ) -> dict[str, Any]:
         """PUT the status subresource."""
-        return await self.update(gvr, body, field_manager=field_manager, subresource="status")
+        return await self.update(
+            gvr,
+            body,
+            field_manager=field_manager,
+            subresource="status",
+            strip_managed_fields=strip_managed_fields,
+        )
 
     async def patch(
         self,
@@ -166,6 +186,7 @@ class ApiClient(Transport):
         field_manager: str | None = None,
         force: bool | None = None,
         subresource: str | None = None,
+        strip_managed_fields: bool = False,
     ) -> dict[str, Any]:
         """PATCH with a merge, strategic-merge, JSON (list of ops) or server-side apply patch."""
         if patch_type == "apply" and not field_manager:
@@ -177,6 +198,7 @@ class ApiClient(Transport):
             params=params,
             body=patch,
             content_type=PATCH_CONTENT_TYPES[patch_type],
+            strip_managed_fields=strip_managed_fields,
         )
 
     async def delete(

@@ -25,6 +25,7 @@ from manager.client import metrics
 from manager.client.config import RestConfig
 from manager.client.errors import Unauthorized, error_from_response
 from manager.client.http11 import Http11Pool
+from manager.client.managedfields import decode_object_stripped
 from manager.client.ratelimit import TokenBucket
 from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
 from manager.client.writegate import MUTATING_METHODS, WriteGate
@@ -338,8 +339,10 @@ class Transport:
         content_type: str = JSON,
         accept: str = JSON,
         timeout: float | None = None,
+        strip_managed_fields: bool = False,
     ) -> dict[str, Any]:
-        """One request with a JSON body (any object, serialised with orjson) and a decoded JSON answer."""
+        """One request with a JSON body (any object, serialised with orjson) and a decoded JSON answer
+        (`strip_managed_fields`: without its metadata.managedFields, which then are mostly not decoded)."""
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
         raw = await self.request_raw(
             method,
@@ -350,7 +353,9 @@ class Transport:
             accept=accept,
             timeout=timeout,
         )
-        decoded = orjson.loads(raw) if raw else {}
+        if not raw:
+            return {}
+        decoded = decode_object_stripped(raw) if strip_managed_fields else orjson.loads(raw)
         return decoded if isinstance(decoded, dict) else {"items": decoded}
 
 

@@ -213,17 +213,20 @@ class EventBroadcaster:
             if result.patch is not None:
                 try:
                     name = event["metadata"]["name"]
-                    answer = await self.client.patch(EVENTS, name, result.patch, namespace)
+                    answer = await self.client.patch(
+                        EVENTS, name, result.patch, namespace, strip_managed_fields=True
+                    )
                     _sent("patch").inc()
                 except NotFound:  # the event expired meanwhile: create it again
                     fresh = {
                         **event,
                         "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"},
                     }
-                    answer = await self.client.create(EVENTS, fresh, namespace)
+                    answer = await self.client.create(EVENTS, fresh, namespace, strip_managed_fields=True)
                     _sent("create").inc()
             else:
-                answer = await self.client.create(EVENTS, event, namespace)
+                # Only name, resourceVersion, count and times of the answer are read (update_state).
+                answer = await self.client.create(EVENTS, event, namespace, strip_managed_fields=True)
                 _sent("create").inc()
         except AlreadyExists:
             return True

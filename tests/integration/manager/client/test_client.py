@@ -138,6 +138,20 @@ async def test_status_subresource_and_delete_collection(client: ApiClient) -> No
     assert [i["metadata"]["name"] for i in remaining["items"]] == ["c2"]
 
 
+async def test_writes_can_answer_without_managed_fields(client: ApiClient) -> None:
+    created = await client.create(CONFIGMAPS, configmap("mf", a="1"), strip_managed_fields=True)
+    assert created["data"] == {"a": "1"} and "managedFields" not in created["metadata"]
+    created["data"] = {"a": "2"}
+    updated = await client.update(CONFIGMAPS, created, strip_managed_fields=True)
+    assert updated["data"] == {"a": "2"} and "managedFields" not in updated["metadata"]
+    patched = await client.patch(CONFIGMAPS, "mf", {"data": {"b": "3"}}, "default", strip_managed_fields=True)
+    assert patched["data"] == {"a": "2", "b": "3"} and "managedFields" not in patched["metadata"]
+    # A write without managedFields keeps the server's; a plain answer still carries them.
+    full = await client.get(CONFIGMAPS, "mf", "default")
+    assert full["metadata"]["managedFields"]
+    assert {k: v for k, v in full["metadata"].items() if k != "managedFields"} == patched["metadata"]
+
+
 async def test_paging_with_continue(client: ApiClient) -> None:
     for i in range(7):
         await client.create(CONFIGMAPS, configmap(f"p{i}"))
