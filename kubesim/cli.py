@@ -14,7 +14,7 @@ from typing import NoReturn
 import structlog
 
 from kubesim.auth.authn import TokenFileError
-from kubesim.auth.ownerrefs import PLUGINS
+from kubesim.auth.ownerrefs import PLUGINS, check_plugins
 from kubesim.auth.service import ALWAYS_ALLOW, MODES
 from kubesim.server import audit
 from kubesim.sim import KubeSim
@@ -54,13 +54,10 @@ def _go_bool(value: str) -> bool:
 
 
 def _admission_plugins(value: str) -> list[str]:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PLUGINS]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown admission plugin {unknown[0]}: kubesim has {', '.join(PLUGINS)}"
-        )
-    return names
+    try:
+        return list(check_plugins(n.strip() for n in value.split(",") if n.strip()))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _port(value: str) -> int:

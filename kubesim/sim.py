@@ -42,7 +42,6 @@ from aiohttp import web
 from kubesim.api.context import ApiContext
 from kubesim.auth import ownerrefs
 from kubesim.auth.authn import Authenticator, read_token_file
-from kubesim.auth.ownerrefs import PLUGINS as ADMISSION_PLUGINS
 from kubesim.auth.service import ALWAYS_ALLOW, MODES, Auth
 from kubesim.kubeconfig import write_kubeconfig
 from kubesim.resources.catalog import Registry
@@ -101,12 +100,7 @@ class KubeSim:
                 f"unknown authorization mode {authorization_mode!r}: want one of {', '.join(MODES)}"
             )
         self.authorization_mode = authorization_mode
-        unknown = [p for p in enable_admission_plugins if p not in ADMISSION_PLUGINS]
-        if unknown:
-            raise ValueError(
-                f"unknown admission plugin {unknown[0]!r}: want one of {', '.join(ADMISSION_PLUGINS)}"
-            )
-        self.admission_plugins = tuple(enable_admission_plugins)
+        self.admission_plugins = ownerrefs.check_plugins(enable_admission_plugins)
         self.static_tokens = read_token_file(token_auth_file) if token_auth_file is not None else {}
         self.anonymous_auth = anonymous_auth
         self.auth: Auth | None = None

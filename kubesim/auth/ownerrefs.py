@@ -7,6 +7,7 @@ created it); pods/status is exempt, its strategy keeps ownerReferences."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kubesim.api.context import AdmissionHook, AdmissionRequest
@@ -117,9 +118,15 @@ def owner_references_hook(auth: Auth, registry: Registry) -> AdmissionHook:
     return admit
 
 
-def enable(names: list[str] | tuple[str, ...], auth: Auth, registry: Registry) -> list[AdmissionHook]:
-    """The hooks of the admission plugins named (ValueError for one kubesim does not have)."""
+def check_plugins(names: Iterable[str]) -> tuple[str, ...]:
+    """`names` if kubesim has every admission plugin named; ValueError naming the first it does not."""
+    names = tuple(names)
     unknown = [n for n in names if n not in PLUGINS]
     if unknown:
         raise ValueError(f"unknown admission plugin {unknown[0]!r}: kubesim has {', '.join(PLUGINS)}")
-    return [owner_references_hook(auth, registry) for n in names if n == PLUGIN]
+    return names
+
+
+def enable(names: Iterable[str], auth: Auth, registry: Registry) -> list[AdmissionHook]:
+    """The hooks of the admission plugins named (ValueError for one kubesim does not have)."""
+    return [owner_references_hook(auth, registry) for n in check_plugins(names) if n == PLUGIN]

@@ -81,11 +81,6 @@ class HandlerRegistration:
         """An inline handler whose task is parked on an empty buffer: a direct call keeps the order."""
         return self.direct
 
-    def call_now(self, kind: int, a: Any, b: Any) -> None:
-        """Deliver one notification: synchronously when `can_call_now()`, else through the buffer; errors are
-        counted, never raised into the informer."""
-        notify((self,), kind, a, b)
-
     def reject(self, result: object) -> None:
         """What an inline handler returned (not None): an awaitable is an error (closed, never awaited)."""
         if inspect.isawaitable(result):

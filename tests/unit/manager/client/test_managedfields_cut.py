@@ -10,6 +10,7 @@ import pytest
 
 from manager.client.managedfields import cut_managed_fields, decode_watch_line_stripped
 from manager.client.watch import decode_watch_line
+from tests.unit.manager.client.json_fuzz import mutate, random_entry, random_string, random_value
 
 ENTRY = {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": "2024-05-01T10:00:00Z"}
 FIELDS: dict[str, Any] = {"f:status": {"f:conditions": {'k:{"type":"Ready"}': {".": {}, "f:status": {}}}}}
@@ -195,37 +196,6 @@ def test_the_one_documented_exception_a_defect_only_inside_the_cut_array() -> No
 
 
 # ---------------------------------------------------------------------------------------------- fuzzing
-ALPHABET = ['"', "\\", "]", "[", "{", "}", ":", ",", " ", "a", "managedFields", '"managedFields":[', "\u00e9"]
-
-
-def random_string(rng: random.Random) -> str:
-    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 6)))
-
-
-def random_value(rng: random.Random, depth: int) -> Any:
-    kind = rng.randint(0, 6 if depth < 3 else 2)
-    if kind == 0:
-        return random_string(rng)
-    if kind == 1:
-        return rng.choice([None, True, 3, -1.5])
-    if kind == 2:
-        return {}
-    if kind in (3, 4):
-        return {random_string(rng): random_value(rng, depth + 1) for _ in range(rng.randint(1, 3))}
-    if kind == 5:
-        return {"managedFields": [random_entry(rng) for _ in range(rng.randint(0, 2))]}
-    return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-
-
-def random_entry(rng: random.Random) -> Any:
-    if rng.random() < 0.1:
-        return random_value(rng, 2)  # not an entry at all
-    entry: dict[str, Any] = {"manager": random_string(rng), "operation": "Update"}
-    if rng.random() < 0.8:
-        entry["fieldsV1"] = {random_string(rng): {random_string(rng): {}} for _ in range(rng.randint(0, 3))}
-    return entry
-
-
 def random_object(rng: random.Random) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": random_string(rng)}
     for _ in range(rng.randint(0, 2)):
@@ -255,17 +225,7 @@ def test_fuzz_mutated_lines_fail_as_before_unless_the_defect_is_inside_the_cut()
     rng = random.Random(5)
     accepted_invalid = 0
     for _ in range(3000):
-        data = bytearray(line_of(random_object(rng)))
-        for _ in range(rng.randint(1, 2)):
-            at = rng.randrange(len(data) + 1)
-            op = rng.randint(0, 2)
-            if op == 0 and at < len(data):
-                del data[at]
-            elif op == 1:
-                data.insert(at, rng.choice(b'"\\]}[{:, a\xff'))
-            elif at < len(data):
-                data[at] = rng.choice(b'"\\]}[{:, a\xff')
-        line = bytes(data)
+        line = mutate(line_of(random_object(rng)), rng)
         ours, reference = outcome(decode_watch_line_stripped, line), outcome(expected, line)
         if ours == reference:
             continue

@@ -10,6 +10,7 @@ import pytest
 
 from manager.client.managedfields import KEY, OPEN, array_end
 from manager.client.managedfields_list import cut_list_managed_fields, decode_list_stripped, strip_items
+from tests.unit.manager.client.json_fuzz import mutate, random_entry, random_string, random_value
 
 ENTRY = {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": "2024-05-01T10:00:00Z"}
 FIELDS: dict[str, Any] = {"f:status": {"f:conditions": {'k:{"type":"Ready"}': {".": {}, "f:status": {}}}}}
@@ -249,37 +250,6 @@ def test_array_end_applies_the_shape_and_ascii_checks() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- fuzzing
-ALPHABET = ['"', "\\", "]", "[", "{", "}", ":", ",", " ", "a", "managedFields", '"managedFields":[', "\u00e9"]
-
-
-def random_string(rng: random.Random) -> str:
-    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 6)))
-
-
-def random_value(rng: random.Random, depth: int) -> Any:
-    kind = rng.randint(0, 6 if depth < 3 else 2)
-    if kind == 0:
-        return random_string(rng)
-    if kind == 1:
-        return rng.choice([None, True, 3, -1.5])
-    if kind == 2:
-        return {}
-    if kind in (3, 4):
-        return {random_string(rng): random_value(rng, depth + 1) for _ in range(rng.randint(1, 3))}
-    if kind == 5:
-        return {"managedFields": [random_entry(rng) for _ in range(rng.randint(0, 2))]}
-    return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-
-
-def random_entry(rng: random.Random) -> Any:
-    if rng.random() < 0.05:
-        return random_value(rng, 2)  # not an entry at all
-    entry: dict[str, Any] = {"manager": random_string(rng) if rng.random() < 0.2 else "m", "operation": "U"}
-    if rng.random() < 0.8:
-        entry["fieldsV1"] = {f"f:{i}": {"a": {}} for i in range(rng.randint(0, 3))}
-    return entry
-
-
 def random_item(rng: random.Random) -> Any:
     if rng.random() < 0.03:
         return random_value(rng, 2)
@@ -317,17 +287,7 @@ def test_fuzz_mutated_lists_fail_as_before_unless_the_defects_are_inside_the_cut
     rng = random.Random(5)
     accepted_invalid = 0
     for _ in range(3000):
-        data = bytearray(random_list(rng))
-        for _ in range(rng.randint(1, 2)):
-            at = rng.randrange(len(data) + 1)
-            op = rng.randint(0, 2)
-            if op == 0 and at < len(data):
-                del data[at]
-            elif op == 1:
-                data.insert(at, rng.choice(b'"\\]}[{:, a\xff'))
-            elif at < len(data):
-                data[at] = rng.choice(b'"\\]}[{:, a\xff')
-        raw = bytes(data)
+        raw = mutate(random_list(rng), rng)
         ours, reference = outcome(decode_list_stripped, raw), outcome(expected, raw)
         if ours == reference:
             continue
