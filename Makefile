@@ -42,16 +42,22 @@ manifests: $(STAMP)
 	$(VENV)/bin/aiokcm rbac --output-dir=config/rbac --controllers '*' --leader-elect-resource-namespace system
 	$(VENV)/bin/aiokcm rbac --chart --controllers '*,pipeline' > charts/aiokcm/files/rbac.yaml
 
-## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite, then the tests of the
-##   example operator in examples/greeting-operator (its own pytest configuration, as installed).
+# Most of the suite waits (on kubesim, timers, child processes) rather than computes, so two pytest-xdist workers
+# shorten it even on two cores. A file's tests stay on one worker: module fixtures (the chaos run, the CLI's
+# one-shot processes) run once. TEST_WORKERS=0 runs everything in this process.
+TEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+## make test: lint (ruff, mypy strict, import-linter layers) then the whole test suite (TEST_WORKERS=2 processes),
+##   then the tests of the example operator in examples/greeting-operator (its own pytest configuration).
 test: $(STAMP) lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 	$(MAKE) -C $(EXAMPLE) test PYTHON=$(abspath $(PY)) AIOKCM=$(abspath $(VENV)/bin/aiokcm)
 
 ## make quick: the test suite without the tests marked slow (those waiting seconds on timers, backoffs,
 ##   leases); `make test` runs them all.
 quick: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 ## make lint: ruff (lint and format check), mypy (strict) and the import-linter layer contracts.
 lint: $(STAMP)
