@@ -1,15 +1,19 @@
 """What must hold at every event the test's watch sees, and what the cluster must reach at the end.
 
 The state is the test's own copy of the chaos namespace (pods, Jobs, ReplicaSets, Deployments), fed by one
-watch per resource. Streams of different resources are not ordered against each other, so a bound that a
-ReplicaSet's status lowers (a scale-down that settled) applies to pods only once the pod stream has passed
-the resourceVersion of that status: before then a pod deletion the controller already saw may still be on
-its way to the test.
+watch per resource. Streams of different resources are not ordered against each other, so the pods as of a
+resourceVersion are judged against the ReplicaSet versions up to that same resourceVersion: a bound that a
+status lowers (a scale-down that settled) applies once the pod stream has passed it (before then a deletion
+the controller already saw may still be on its way to the test), and pods ahead of the ReplicaSet stream are
+judged only once that stream has caught up with them (a scale-up they were created for may still be on its
+way to the test).
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,32 +56,44 @@ def condition(obj: Obj, kind: str) -> bool:
 
 @dataclass
 class ReplicaBound:
-    """How many live pods a ReplicaSet may have: the most replicas asked for since its last settled scale,
-    lowered to a settled scale-down once the pod stream has passed it."""
+    """How many live pods a ReplicaSet may have while the pod stream is at a resourceVersion: the most
+    replicas asked by its versions up to that resourceVersion since the last one that settled (status at
+    spec: the controller had seen the pods of any earlier, higher, spec go)."""
 
-    allowed: int
-    pending: list[tuple[int, int]] = field(default_factory=list)  # (rv of the settled status, replicas)
+    versions: list[tuple[int, int, bool]] = field(default_factory=list)  # (rv, spec.replicas, settled)
 
     def observe(self, rs: Obj) -> None:
-        spec = int(rs["spec"].get("replicas", 1))
-        status = rs.get("status") or {}
+        spec, status = int(rs["spec"].get("replicas", 1)), rs.get("status") or {}
         settled = (
             status.get("observedGeneration", 0) >= rs["metadata"].get("generation", 0)
             and status.get("replicas") == spec
         )
-        if spec > self.allowed:
-            self.allowed, self.pending = spec, []
-            return
-        # A later spec also holds once the pod stream passes an earlier settled scale-down: RS events come
-        # in order, so every pending settle point is before this one.
-        self.pending = [(rv, max(replicas, spec)) for rv, replicas in self.pending]
-        if settled and spec < self.allowed:
-            self.pending.append((rv_of(rs), spec))
+        rv = rv_of(rs)
+        if self.versions and rv <= self.versions[-1][0]:
+            return  # a relist repeating a version already seen
+        self.versions.append((rv, spec, settled))
 
     def at(self, pods_rv: int) -> int:
-        while self.pending and self.pending[0][0] <= pods_rv:
-            _, self.allowed = self.pending.pop(0)
-        return self.allowed
+        last = max(bisect.bisect_right(self.versions, pods_rv, key=lambda v: v[0]) - 1, 0)
+        first = next((i for i in range(last, -1, -1) if self.versions[i][2]), 0)
+        return max(spec for _, spec, _ in self.versions[first : last + 1])
+
+    def forget_before(self, pods_rv: int) -> None:
+        """Drop the versions no later question (at `pods_rv` or after) can reach."""
+        last = bisect.bisect_right(self.versions, pods_rv, key=lambda v: v[0]) - 1
+        first = next((i for i in range(last, -1, -1) if self.versions[i][2]), 0)
+        del self.versions[:first]
+
+
+@dataclass
+class Suspect:
+    """Pods over the bound known so far, as of a resourceVersion the ReplicaSet stream had not reached."""
+
+    owner: str
+    name: str
+    pods_rv: int
+    live: list[str]
+    seen: float
 
 
 @dataclass
@@ -88,6 +104,11 @@ class ClusterState:
     deployments: dict[str, Obj] = field(default_factory=dict)
     bounds: dict[str, ReplicaBound] = field(default_factory=dict)
     pods_rv: int = 0
+    replicasets_rv: int = 0  # how far the ReplicaSet stream has come (its events and lists)
+    # the ReplicaSet stream's relists: (before, list rv), versions between them were never seen
+    replicaset_gaps: list[tuple[int, int]] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
+    seen_at: dict[str, float] = field(default_factory=dict)  # a deferred problem: when its pods were seen
     events_checked: int = 0
 
     def table(self, resource: str) -> dict[str, Obj]:
@@ -111,9 +132,11 @@ class ClusterState:
         else:
             table[uid] = obj
         self.events_checked += 1
-        if resource == "replicasets" and kind != "DELETED":
-            self.bounds.setdefault(uid, ReplicaBound(int(obj["spec"].get("replicas", 1)))).observe(obj)
-            return self._deployment_surge(obj)
+        if resource == "replicasets":
+            if kind != "DELETED":
+                self.bounds.setdefault(uid, ReplicaBound()).observe(obj)
+            problems = [] if kind == "DELETED" else self._deployment_surge(obj)
+            return problems + self.progress(resource, rv_of(obj))
         if resource == "pods":
             self.pods_rv = max(self.pods_rv, rv_of(obj))
             owner = controller_uid(obj)
@@ -126,28 +149,67 @@ class ClusterState:
         table = self.table(resource)
         table.clear()
         table.update({o["metadata"]["uid"]: o for o in objects})
-        for obj in objects if resource == "replicasets" else []:
-            self.bounds.setdefault(obj["metadata"]["uid"], ReplicaBound(int(obj["spec"].get("replicas", 1))))
-            self.bounds[obj["metadata"]["uid"]].observe(obj)
+        if resource == "replicasets":
+            if self.replicasets_rv:
+                self.replicaset_gaps.append((self.replicasets_rv, list_rv))
+            for obj in objects:
+                self.bounds.setdefault(obj["metadata"]["uid"], ReplicaBound()).observe(obj)
+            return self.progress(resource, list_rv)
         if resource != "pods":
             return []
         self.pods_rv = max(self.pods_rv, list_rv)
         owners = {controller_uid(p) for p in objects}
         return [problem for owner in owners if owner is not None for problem in self._owner_bounds(owner)]
 
+    def progress(self, resource: str, rv: int) -> list[str]:
+        """A stream reached `rv` (an event, a list or a bookmark): judge the pods that waited for it."""
+        if resource != "replicasets":
+            return []
+        self.replicasets_rv = max(self.replicasets_rv, rv)
+        ready = [s for s in self.suspects if s.pods_rv <= self.replicasets_rv]
+        self.suspects = [s for s in self.suspects if s.pods_rv > self.replicasets_rv]
+        problems = self._judge_all(ready)
+        floor = min([self.pods_rv, *(s.pods_rv for s in self.suspects)])
+        for bound in self.bounds.values():
+            bound.forget_before(floor)
+        return problems
+
+    def judge_pending(self) -> list[str]:
+        """At the end: the pods still waiting for the ReplicaSet stream, judged with what it brought."""
+        ready, self.suspects = self.suspects, []
+        return self._judge_all(ready)
+
+    def _judge_all(self, suspects: list[Suspect]) -> list[str]:
+        return list(dict.fromkeys(p for s in suspects if (p := self._judge(s)) is not None))
+
+    def _judge(self, suspect: Suspect) -> str | None:
+        if any(before < suspect.pods_rv < after for before, after in self.replicaset_gaps):
+            return None  # the ReplicaSet versions as of these pods were lost in a relist: nothing to judge by
+        allowed = self.bounds[suspect.owner].at(suspect.pods_rv)
+        if len(suspect.live) <= allowed:
+            return None
+        problem = (
+            f"ReplicaSet {suspect.name}: {len(suspect.live)} live pods, at most {allowed} allowed "
+            f"({', '.join(suspect.live)})"
+        )
+        self.seen_at.setdefault(problem, suspect.seen)
+        return problem
+
     def _owner_bounds(self, owner: str) -> list[str]:
         pods = self.owned_pods(owner)
         live = [p for p in pods if is_live(p)]
         if owner in self.jobs:
             return job_problems(self.jobs[owner], pods, live)
-        if owner in self.bounds and owner in self.replicasets:
-            allowed = self.bounds[owner].at(self.pods_rv)
-            if len(live) > allowed:
-                name = self.replicasets[owner]["metadata"]["name"]
-                return [
-                    f"ReplicaSet {name}: {len(live)} live pods, at most {allowed} allowed ({_names(live)})"
-                ]
-        return []
+        if owner not in self.bounds or owner not in self.replicasets:
+            return []
+        name = self.replicasets[owner]["metadata"]["name"]
+        suspect = Suspect(owner, name, self.pods_rv, sorted(p["metadata"]["name"] for p in live), time.time())
+        if self.pods_rv > self.replicasets_rv:
+            # the ReplicaSet versions up to pods_rv are not all here: a scale-up these pods were made for, or
+            # a settled scale-down they broke, may still be on its way
+            self.suspects.append(suspect)
+            return []
+        return [p] if (p := self._judge(suspect)) is not None else []
 
     def _deployment_surge(self, rs: Obj) -> list[str]:
         deployment_uid = controller_uid(rs)
@@ -160,10 +222,6 @@ class ClusterState:
                 f"Deployment {DEPLOYMENT}: its ReplicaSets ask for {total} replicas, over replicas + maxSurge"
             ]
         return []
-
-
-def _names(pods: list[Obj]) -> str:
-    return ", ".join(sorted(p["metadata"]["name"] for p in pods))
 
 
 def job_problems(job: Obj, pods: list[Obj], live: list[Obj]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -71,10 +72,13 @@ class ChaosRun:
         self.violations: dict[str, float] = {}
         self.started = time.time()
 
+    def _record(self, problems: list[str]) -> None:
+        for problem in problems:  # a problem judged late is dated when its pods were seen
+            self.violations.setdefault(problem, self.state.seen_at.get(problem, time.time()))
+
     def _on_event(self, resource: str) -> Any:
         def record(kind: str, obj: dict[str, Any]) -> None:
-            for problem in self.state.apply(resource, kind, obj):
-                self.violations.setdefault(problem, time.time())
+            self._record(self.state.apply(resource, kind, obj))
 
         return record
 
@@ -84,8 +88,7 @@ class ChaosRun:
 
     def _on_list(self, resource: str) -> Any:
         def record(objects: list[dict[str, Any]], rv: int) -> None:
-            for problem in self.state.replace(resource, objects, rv):
-                self.violations.setdefault(problem, time.time())
+            self._record(self.state.replace(resource, objects, rv))
 
         return record
 
@@ -117,6 +120,7 @@ class ChaosRun:
                 await self._prepare(chaos)
                 await self._chaos(chaos, steps)
                 await self._converge(chaos, result, audit)
+                await self._judge_pending(chaos)
                 self._attribute(chaos, audit)  # the last lines, while every manager's sockets are there
             finally:
                 for task in [*tasks, monitor]:
@@ -193,6 +197,15 @@ class ChaosRun:
         await asyncio.sleep(max(0.0, start + self.duration - time.monotonic()))
         if disruption is not None:
             await disruption
+
+    async def _judge_pending(self, chaos: Chaos) -> None:
+        """Pods seen ahead of the ReplicaSet stream wait for it to pass them; when all is quiet, a write to a
+        ReplicaSet moves it past every pod event seen."""
+        if self.state.suspects:
+            await chaos.patch("replicasets", workload.REPLICASET, workload.progress_patch())
+            with contextlib.suppress(AssertionError):
+                await wait_for(lambda: not self.state.suspects, timeout=10, interval=0.1)
+        self._record(self.state.judge_pending())
 
     def _split_brain_jobs(self, audit: WriteAudit) -> frozenset[str]:
         windows = split_brain_windows([at for at, _ in audit.stale_writes(self.timeline)])

@@ -97,8 +97,9 @@ def test_a_replicaset_scale_down_binds_the_pods_once_the_pod_stream_has_passed_i
     state.apply("replicasets", "MODIFIED", _rs(2, 10, 2))  # settled at rv 10
     # a pod event older than the settled status: its deletions may not have reached the test yet
     assert state.apply("pods", "MODIFIED", _pod("p0", 9, "uid-rs-scaled")) == []
-    problems = state.apply("pods", "MODIFIED", _pod("p1", 11, "uid-rs-scaled"))
-    assert problems == ["ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"]
+    assert state.apply("pods", "MODIFIED", _pod("p1", 10, "uid-rs-scaled")) == [
+        "ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"
+    ]
 
 
 def test_a_scale_up_after_a_settled_scale_down_raises_the_bound_the_pods_meet_later() -> None:
@@ -109,8 +110,107 @@ def test_a_scale_up_after_a_settled_scale_down_raises_the_bound_the_pods_meet_la
     state.apply("replicasets", "MODIFIED", _rs(2, 30, 1))
     assert state.apply("pods", "ADDED", _pod("p0", 5, "uid-rs-scaled")) == []
     assert state.apply("pods", "ADDED", _pod("p1", 31, "uid-rs-scaled")) == []
-    problems = state.apply("pods", "ADDED", _pod("p2", 32, "uid-rs-scaled"))
+    # ahead of the ReplicaSet stream (at rv 30): judged once that stream shows nothing came in between
+    assert state.apply("pods", "ADDED", _pod("p2", 32, "uid-rs-scaled")) == []
+    problems = state.progress("replicasets", 33)
     assert problems == ["ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"]
+    assert state.suspects == []
+
+
+def _web_rs(rv: int, replicas: int, generation: int, observed: int, status_replicas: int | None) -> Obj:
+    status = {} if status_replicas is None else {"replicas": status_replicas, "observedGeneration": observed}
+    return {
+        "metadata": _meta("web-665d84c76d", rv, generation=generation),
+        "spec": {"replicas": replicas},
+        "status": status,
+    }
+
+
+def _web_pod(suffix: str, rv: int, phase: str = "Running") -> Obj:
+    return _pod(f"web-665d84c76d-{suffix}", rv, "uid-web-665d84c76d", phase=phase)
+
+
+# seed 560432, the new ReplicaSet of the last rollout: (rv, spec.replicas, generation, observedGeneration,
+# status.replicas), as kubesim stored them; its pods were created at rv 512, 531 and 552
+WEB_RS_VERSIONS = [
+    (506, 1, 1, 0, None),
+    (515, 1, 1, 1, 0),
+    (517, 1, 1, 1, 1),
+    (520, 1, 1, 1, 1),
+    (528, 2, 2, 1, 1),
+    (534, 2, 2, 2, 1),
+    (536, 2, 2, 2, 2),
+    (541, 2, 2, 2, 2),
+    (549, 3, 3, 2, 2),
+    (555, 3, 3, 3, 2),
+    (557, 3, 3, 3, 3),
+    (563, 3, 3, 3, 3),
+]
+
+
+def _web_timeline_until_the_third_pod(state: ClusterState) -> None:
+    """The ReplicaSet stream up to rv 541, the pod stream up to rv 554: the scale to 3 at rv 549 that the
+    third pod was created for has not reached the test yet (streams of two resources are not ordered)."""
+    for version in WEB_RS_VERSIONS[:8]:
+        state.apply("replicasets", "MODIFIED", _web_rs(*version))
+    for suffix, rv in [("gwz67", 512), ("2z2kv", 531), ("fqrrq", 552)]:
+        assert state.apply("pods", "ADDED", _web_pod(suffix, rv, phase="Pending")) == []
+        assert state.apply("pods", "MODIFIED", _web_pod(suffix, rv + 2)) == []
+
+
+def test_pods_ahead_of_the_replicaset_stream_wait_for_the_scale_up_they_were_created_for() -> None:
+    # seed 560432 reported "web-665d84c76d: 3 live pods, at most 2 allowed" at the third pod's ADDED
+    state = ClusterState()
+    _web_timeline_until_the_third_pod(state)
+    assert len(state.suspects) == 2  # rv 552 and 554, both over the 2 known so far
+    for version in WEB_RS_VERSIONS[8:]:
+        assert state.apply("replicasets", "MODIFIED", _web_rs(*version)) == []
+    assert state.suspects == []
+    assert state.apply("pods", "MODIFIED", _web_pod("fqrrq", 562)) == []
+
+
+def test_pods_ahead_of_the_replicaset_stream_are_still_judged_when_it_catches_up() -> None:
+    # the same timeline, but the ReplicaSet was never scaled to 3: the third pod is over its bound
+    state = ClusterState()
+    _web_timeline_until_the_third_pod(state)
+    problems = state.progress("replicasets", 560)  # e.g. another ReplicaSet's event: no version up to 560
+    expected = (
+        "ReplicaSet web-665d84c76d: 3 live pods, at most 2 allowed "
+        "(web-665d84c76d-2z2kv, web-665d84c76d-fqrrq, web-665d84c76d-gwz67)"
+    )
+    assert problems == [expected]
+    assert expected in state.seen_at  # the run reports it at the time its pods were seen
+    # a scale to 3 taken back and settled at 2 before the third pod: a breach, though the test saw the 3
+    state = ClusterState()
+    _web_timeline_until_the_third_pod(state)
+    assert state.apply("replicasets", "MODIFIED", _web_rs(550, 3, 3, 2, 2)) == []
+    assert state.apply("replicasets", "MODIFIED", _web_rs(551, 2, 4, 4, 2)) == []
+    assert state.progress("replicasets", 555) == [expected]
+
+
+def test_pods_ahead_at_the_end_are_judged_with_what_came_and_relist_gaps_are_not_judged() -> None:
+    state = ClusterState()
+    _web_timeline_until_the_third_pod(state)
+    assert state.judge_pending() == [
+        "ReplicaSet web-665d84c76d: 3 live pods, at most 2 allowed "
+        "(web-665d84c76d-2z2kv, web-665d84c76d-fqrrq, web-665d84c76d-gwz67)"
+    ]
+    # the ReplicaSet stream relisted at rv 560 after its last event at 541: the versions in between are
+    # unknown, so the pods as of rv 552..554 cannot be judged; from rv 560 on they are
+    state = ClusterState()
+    for version in WEB_RS_VERSIONS[:8]:
+        state.apply("replicasets", "MODIFIED", _web_rs(*version))
+    assert state.replace("replicasets", [_web_rs(560, 2, 4, 4, 2)], 560) == []
+    for suffix, rv in [("gwz67", 512), ("2z2kv", 531), ("fqrrq", 552)]:
+        assert state.apply("pods", "ADDED", _web_pod(suffix, rv)) == []
+    assert state.apply("pods", "MODIFIED", _web_pod("fqrrq", 561)) == []
+    assert len(state.suspects) == 1
+    assert state.progress("replicasets", 561) != []
+    # the same when the pods were seen before the relist
+    state = ClusterState()
+    _web_timeline_until_the_third_pod(state)
+    assert state.replace("replicasets", [_web_rs(560, 2, 4, 4, 2)], 560) == []
+    assert state.suspects == []
 
 
 def test_unfinished_names_what_has_not_converged() -> None:

@@ -3,6 +3,7 @@ down, and a Deployment rolled again and again. Pod behaviour comes from kubesim'
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 Obj = dict[str, Any]
@@ -106,3 +107,8 @@ def rollout_patch(revision: int) -> Obj:
 
 def scale_patch(replicas: int) -> Obj:
     return {"spec": {"replicas": replicas}}
+
+
+def progress_patch() -> Obj:
+    """A write that changes nothing the controllers act on, for a ReplicaSet event at the current revision."""
+    return {"metadata": {"annotations": {"chaos/progress": str(time.time())}}}
