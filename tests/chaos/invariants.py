@@ -110,6 +110,7 @@ class ClusterState:
     suspects: list[Suspect] = field(default_factory=list)
     seen_at: dict[str, float] = field(default_factory=dict)  # a deferred problem: when its pods were seen
     events_checked: int = 0
+    judged_late: int = 0  # pod states judged once the ReplicaSet stream had caught up with them
 
     def table(self, resource: str) -> dict[str, Obj]:
         tables: dict[str, dict[str, Obj]] = {
@@ -168,6 +169,7 @@ class ClusterState:
         self.replicasets_rv = max(self.replicasets_rv, rv)
         ready = [s for s in self.suspects if s.pods_rv <= self.replicasets_rv]
         self.suspects = [s for s in self.suspects if s.pods_rv > self.replicasets_rv]
+        self.judged_late += len(ready)
         problems = self._judge_all(ready)
         floor = min([self.pods_rv, *(s.pods_rv for s in self.suspects)])
         for bound in self.bounds.values():
@@ -177,6 +179,7 @@ class ClusterState:
     def judge_pending(self) -> list[str]:
         """At the end: the pods still waiting for the ReplicaSet stream, judged with what it brought."""
         ready, self.suspects = self.suspects, []
+        self.judged_late += len(ready)
         return self._judge_all(ready)
 
     def _judge_all(self, suspects: list[Suspect]) -> list[str]:

@@ -47,6 +47,7 @@ class ChaosResult:
     unattributed_writes: int = 0
     leaders: list[str] = field(default_factory=list)
     events_checked: int = 0
+    judged_late: int = 0  # pods seen ahead of the ReplicaSet stream, judged once it caught up
     relists: int = 0
     manager_exits: list[int] = field(default_factory=list)
     converge_seconds: float = 0.0
@@ -54,7 +55,8 @@ class ChaosResult:
 
     def summary(self) -> str:
         return (
-            f"chaos seed {self.seed}: {len(self.steps)} steps, {self.events_checked} events checked, "
+            f"chaos seed {self.seed}: {len(self.steps)} steps, {self.events_checked} events checked "
+            f"({self.judged_late} judged late), "
             f"{self.relists} relists, {len(self.violations)} invariant violations "
             f"(+{len(self.split_brain_violations)} in split brain), "
             f"{len(self.split_brain_unfinished)} problems of Jobs that ran in split brain, "
@@ -140,6 +142,7 @@ class ChaosRun:
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
         result.leaders = self.timeline.holders()
         result.events_checked = self.state.events_checked
+        result.judged_late = self.state.judged_late
         result.relists = sum(w.relists for w in [*watches, lease_watch])
         result.manager_exits = [code for m in managers for code in m.exits]
         print(result.summary())
