@@ -11,6 +11,7 @@ from controllers.job import JobController
 from controllers.job.controller import JobFlags
 from manager import ControllerContext, Request
 from manager.config.settings import Settings
+from manager.workqueue.clock import FakeClock
 
 
 def make(**settings: Any) -> JobController:
@@ -42,3 +43,21 @@ def test_managed_by_setting_and_upstream_timings() -> None:
     assert make(job_controller_managed_by="aiokcm.io/job-controller").managed_by == "aiokcm.io/job-controller"
     assert JobController.sync_batch_period == 1.0
     assert (JobController.pod_failure_backoff, JobController.max_pod_failure_backoff) == (10.0, 600.0)
+
+
+async def test_batched_syncs_wait_the_period_then_the_next_tick_of_its_tenth() -> None:
+    # the queue's metrics read the loop's clock; its timers run on the fake one
+    ctl = make()
+    clock = FakeClock(1000.03)
+    ctl.queue.clock = clock
+    ctl.enqueue_key_batched("ns/a")  # the period ends at 1001.03: due at the tick 1001.1
+    clock.step(0.5)
+    ctl.enqueue_key_batched("ns/a")  # a later event of the same batch keeps the earlier tick
+    clock.step(0.5)
+    ctl.enqueue_key_batched("ns/b")  # at 1001.03: due at 1002.1
+    clock.step(0.06)
+    assert len(ctl.queue) == 0  # 1001.09: past the period, before the tick
+    clock.step(0.02)
+    assert ctl.queue.get_nowait() == Request("ns", "a") and len(ctl.queue) == 0
+    clock.step(1.0)
+    assert ctl.queue.get_nowait() == Request("ns", "b")
