@@ -102,8 +102,8 @@ class JobController(Controller):
 
     # Tunables (upstream values); tests subclass to shorten them.
     sync_batch_period: ClassVar[float] = 1.0
-    # Batched syncs are due on a grid of this fraction of the period (see enqueue_key_batched).
-    sync_batch_grid: ClassVar[float] = 0.1
+    # How late a batched sync may go to share a wake-up with others, as a fraction of the period.
+    sync_batch_slack: ClassVar[float] = 0.1
     pod_failure_backoff: ClassVar[float] = DEFAULT_POD_FAILURE_BACKOFF
     max_pod_failure_backoff: ClassVar[float] = MAX_POD_FAILURE_BACKOFF
 
@@ -153,15 +153,12 @@ class JobController(Controller):
         self.queue.add_after(Request.from_key(key), max(delay, 0.0))
 
     def enqueue_key_batched(self, key: str) -> None:
-        """Sync `key` once the batch period has passed, at the next tick of a grid of a tenth of it (1.0 to
-        1.1 s upstream-sized): Jobs whose batches end within one tick sync in one wake-up, so a stream of Jobs
-        costs the loop the wake-ups of Jobs created at once (benchmarks/job_throughput.py, many-streamed).
-        The delaying queue keeps the earliest due time, so the first event of a batch fixes its tick."""
-        delay = period = self.sync_batch_period
-        grid = period * self.sync_batch_grid
-        if grid > 0:
-            delay += -(self.queue.clock.now() + period) % grid
-        self.enqueue_key_after(key, delay)
+        """Sync `key` once the batch period has passed. The sync may wait up to a tenth of the period longer
+        when other Jobs are due within that window, so that Jobs whose batches end close together sync in
+        one wake-up (a stream of Jobs then costs the loop about the wake-ups of Jobs created at once:
+        benchmarks/job_throughput.py many-streamed); a Job alone in its window syncs on time."""
+        period = self.sync_batch_period
+        self.queue.add_after(Request.from_key(key), period, slack=period * self.sync_batch_slack)
 
     def enqueue_key_with_delay(self, key: str, delay: float) -> None:
         self.enqueue_key_after(key, max(delay, self.sync_batch_period))

@@ -1,8 +1,9 @@
 """Informer event handlers of the Job controller: which Job keys and orphan pods to queue, and when.
 
 Job adds, deletes and spec changes sync at once; pod events and status-only Job updates are batched
-(`sync_batch_period`, 1 s upstream, then the next tick of a 100 ms grid) so a burst of pod changes costs one
-sync. Pod events also settle the creation/deletion expectations and the finalizer-removal expectations.
+(`sync_batch_period`, 1 s upstream; up to 100 ms more when other Jobs are due then) so a burst of pod
+changes costs one sync. Pod events also settle the creation/deletion expectations and the finalizer-removal
+expectations.
 """
 
 from __future__ import annotations
