@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 from collections import deque
 from collections.abc import Callable
@@ -89,6 +90,7 @@ class EventBroadcaster:
         self._free_lanes = self.max_lanes
         self._lane_freed = asyncio.Event()
         self._held = False  # the send loop holds an event, waiting for a free lane
+        self._context = contextvars.copy_context()
         self._dropped_in_burst = 0
         self._task: asyncio.Task[None] | None = None
         self._recorders: dict[str, EventRecorder] = {}
@@ -131,6 +133,9 @@ class EventBroadcaster:
 
     def start(self) -> None:
         if self._task is None or self._task.done():
+            # Lanes run in (a copy of) the context of start(), as the sender task does, not in that of
+            # whichever reconcile recorded their first event (its log bindings are not theirs).
+            self._context = contextvars.copy_context()
             self._task = asyncio.create_task(self._send_loop(), name="event-broadcaster")
 
     async def stop(self, timeout: float = 2.0) -> None:
@@ -166,7 +171,7 @@ class EventBroadcaster:
             return False
         self._free_lanes -= 1
         self._lanes[key] = deque((event,))
-        task = asyncio.create_task(self._run_lane(key))
+        task = asyncio.create_task(self._run_lane(key), context=self._context.copy())
         self._lane_tasks.add(task)
         return True
 
