@@ -1,8 +1,9 @@
 """Informer event handlers of the Job controller: which Job keys and orphan pods to queue, and when.
 
 Job adds, deletes and spec changes sync at once; pod events and status-only Job updates are batched
-(`sync_batch_period`, 1 s upstream) so a burst of pod changes costs one sync. Pod events also settle the
-creation/deletion expectations and the finalizer-removal expectations.
+(`sync_batch_period`, 1 s upstream; up to 100 ms more when other Jobs are due then) so a burst of pod
+changes costs one sync. Pod events also settle the creation/deletion expectations and the finalizer-removal
+expectations.
 """
 
 from __future__ import annotations
@@ -58,13 +59,11 @@ class JobEventHandler:
         if is_job_finished(new):
             # Backup: a finished Job should hold no finalizers any more.
             self.ctl.cleanup_pod_finalizers(new)
-        start = parse_time(js.status(new).get("startTime"))
         deadline = js.spec(new).get("activeDeadlineSeconds")
-        if (
-            start is not None
-            and deadline is not None
-            and js.spec(old).get("activeDeadlineSeconds") != deadline
-        ):
+        if deadline is None or js.spec(old).get("activeDeadlineSeconds") == deadline:
+            return
+        start = parse_time(js.status(new).get("startTime"))  # parsed only when the deadline changed
+        if start is not None:
             self.ctl.enqueue_key_after(key, float(deadline) - (self.ctl.now() - start))
 
     def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:

@@ -7,10 +7,10 @@ one timer, not a thousand.
 
 Coalescing: an item is never handed out before its ready time, but when another item is due shortly
 after the earliest one, the timer waits for both: it fires at the earliest ready time plus that item's
-slack (5 % of its delay, at most `MAX_SLACK`), and everything ready by then goes out in one wake-up. A
-stream of delayed adds (the Job controller batches every pod event by 1 s) then costs a fraction of the
-event-loop wake-ups (benchmarks/job_throughput.py, many-streamed). An item alone in its window is handed
-out on time; any item at most `MAX_SLACK` late.
+slack (5 % of its delay, at most `MAX_SLACK`, unless the caller gives one), and everything ready by then
+goes out in one wake-up. A stream of delayed adds (the Job controller batches every pod event by 1 s) then
+costs a fraction of the event-loop wake-ups (benchmarks/job_throughput.py, many-streamed). An item alone in
+its window is handed out on time; any item at most its slack late.
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ class DelayingQueue(Queue[T]):
         self._timer_at = float("inf")
         self._window_end = float("inf")  # the earliest entry's ready time plus its slack
 
-    def add_after(self, item: T, delay: float) -> None:
-        """Add `item` after `delay` seconds; an item already waiting keeps the earlier ready time."""
+    def add_after(self, item: T, delay: float, *, slack: float | None = None) -> None:
+        """Add `item` after `delay` seconds; an item already waiting keeps the earlier ready time.
+
+        `slack`: how late the item may be handed out so that items due after it go out in the same
+        wake-up (only when one is due within it); by default 5 % of `delay`, at most `MAX_SLACK`."""
         if self._shutting_down:
             return
         if self._metrics is not None:
@@ -50,10 +53,11 @@ class DelayingQueue(Queue[T]):
         if current is not None and current <= ready_at:
             return
         self._waiting[item] = ready_at
-        slack = delay * SLACK_FRACTION
-        heapq.heappush(
-            self._heap, (ready_at, next(self._seq), item, MAX_SLACK if slack > MAX_SLACK else slack)
-        )
+        if slack is None:
+            slack = delay * SLACK_FRACTION
+            if slack > MAX_SLACK:
+                slack = MAX_SLACK
+        heapq.heappush(self._heap, (ready_at, next(self._seq), item, slack))
         if ready_at <= self._window_end:  # earlier than the timer, or a reason to hold it
             self._schedule()
 

@@ -138,3 +138,32 @@ async def test_a_burst_of_records_between_writes_does_not_drop(client: ApiClient
     assert dropped("keep-up-controller") == before, f"dropped events (peak pending {peak})"
     found = await events_by_object(client)
     assert sum(1 for name in found if name.startswith("burst-")) == 400
+
+
+async def test_events_wait_in_order_while_every_lane_is_busy(kubesim: Any, client: ApiClient) -> None:
+    """Two lanes for six objects: events recorded before start() or while both lanes are busy wait in the
+    queue; each object's events are still written in the order they were recorded."""
+    objects = await subjects(client, 6, "busy")
+    kubesim.faults.add_latency(0.02, resource="events")
+    broadcaster = EventBroadcaster(client, max_lanes=2)
+    recorder = broadcaster.recorder("busy-controller")
+    try:
+        for step in range(3):
+            for obj in objects:
+                recorder.event(obj, "Normal", "Step", f"step {step}")
+            if step == 0:
+                broadcaster.start()  # step 0 waits in the queue: steps 1 and 2 must not overtake it
+        assert broadcaster.pending == 18
+        await wait_for(lambda: broadcaster.pending == 0, timeout=30, message="every event written")
+        recorder.event(objects[0], "Normal", "Step", "step 3")  # lanes free again: straight into one
+        await wait_for(lambda: broadcaster.pending == 0, timeout=30)
+    finally:
+        kubesim.faults.clear()
+        await broadcaster.stop()
+    written = {
+        name: [e["message"] for e in sorted(events, key=lambda e: int(e["metadata"]["resourceVersion"]))]
+        for name, events in (await events_by_object(client)).items()
+        if name.startswith("busy-")
+    }
+    steps = ["step 0", "step 1", "step 2"]
+    assert written == {"busy-0": [*steps, "step 3"], **{f"busy-{i}": steps for i in range(1, 6)}}

@@ -11,6 +11,7 @@ from controllers.job import JobController
 from controllers.job.controller import JobFlags
 from manager import ControllerContext, Request
 from manager.config.settings import Settings
+from manager.workqueue.clock import FakeClock
 
 
 def make(**settings: Any) -> JobController:
@@ -42,3 +43,26 @@ def test_managed_by_setting_and_upstream_timings() -> None:
     assert make(job_controller_managed_by="aiokcm.io/job-controller").managed_by == "aiokcm.io/job-controller"
     assert JobController.sync_batch_period == 1.0
     assert (JobController.pod_failure_backoff, JobController.max_pod_failure_backoff) == (10.0, 600.0)
+
+
+async def test_batched_syncs_wait_the_period_and_go_together_within_a_tenth_of_it() -> None:
+    # the queue's metrics read the loop's clock; its timers run on the fake one
+    ctl = make()
+    clock = FakeClock(1000.0)
+    ctl.queue.clock = clock
+    ctl.enqueue_key_batched("ns/alone")
+    clock.step(1.0)
+    assert ctl.queue.get_nowait() == Request("ns", "alone")  # no other Job due near it: on time
+    ctl.enqueue_key_batched("ns/a")  # due at 1002.0
+    clock.step(0.5)
+    ctl.enqueue_key_batched("ns/a")  # a later event of the same batch keeps the earlier time
+    clock.step(0.45)
+    ctl.enqueue_key_batched("ns/b")  # due at 1002.95: outside a's window (1002.0 to 1002.1)
+    clock.step(0.03)
+    ctl.enqueue_key_batched("ns/c")  # due at 1002.98
+    clock.step(0.03)
+    assert ctl.queue.get_nowait() == Request("ns", "a") and len(ctl.queue) == 0  # a alone in its window
+    clock.step(0.95)  # 1002.96: b is due, c within b's window: b waits for the window's end
+    assert len(ctl.queue) == 0
+    clock.step(0.1)
+    assert [ctl.queue.get_nowait(), ctl.queue.get_nowait()] == [Request("ns", "b"), Request("ns", "c")]

@@ -262,6 +262,17 @@ async def test_items_due_close_together_go_out_in_one_wake_up_never_early() -> N
     assert list(queue._queue)[-1] == "alone" and len(fired) == 2
 
 
+async def test_a_caller_given_slack_replaces_the_default() -> None:
+    clock = FakeClock()
+    queue: DelayingQueue[str] = DelayingQueue(clock=clock)
+    queue.add_after("a", 1.0, slack=0.1)
+    queue.add_after("b", 1.08)  # within a's 100 ms (beyond the default 20 ms)
+    clock.step(1.09)
+    assert len(queue) == 0
+    clock.step(0.011)
+    assert list(queue._queue) == ["a", "b"]
+
+
 async def test_a_short_delay_keeps_its_own_time_beside_long_ones() -> None:
     clock = FakeClock()
     queue: DelayingQueue[str] = DelayingQueue(clock=clock)
