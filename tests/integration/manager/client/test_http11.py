@@ -159,6 +159,29 @@ async def test_timeout_closes_the_connection(pool_factory: Callable[..., Http11P
     assert answer.body == b"late" and server.connections == 2
 
 
+async def test_each_request_times_out_at_its_own_deadline(pool_factory: Callable[..., Http11Pool]) -> None:
+    # The pool keeps one timer for the earliest deadline: a short timeout after a long one still expires
+    # on time, the long one later, and an answered request leaves nothing that expires a later request.
+    server = ScriptedServer(lambda n, request: ok(b"now") if b"/fast" in request else b"")
+    async with server:
+        pool = pool_factory(server.port)
+        loop = asyncio.get_running_loop()
+        assert (await pool.request(get("/fast"), 0.3)).body == b"now"
+        started = loop.time()
+        long = asyncio.ensure_future(pool.request(get("/slow-long"), 1.0))
+        await asyncio.sleep(0)
+        with pytest.raises(TimeoutError):
+            await pool.request(get("/slow-short"), 0.2)
+        short_took = loop.time() - started
+        assert not long.done()
+        with pytest.raises(TimeoutError):
+            await long
+        long_took = loop.time() - started
+        assert (await pool.request(get("/fast"), 0.3)).body == b"now"
+    assert 0.15 < short_took < 0.9, short_took
+    assert 0.95 < long_took < 3.0, long_took
+
+
 async def test_idle_connection_closed_by_the_server_is_not_reused(
     pool_factory: Callable[..., Http11Pool],
 ) -> None:
