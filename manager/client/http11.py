@@ -16,8 +16,10 @@ the server may have processed it). A timeout raises `TimeoutError` and closes th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
@@ -148,6 +150,45 @@ class _Connection(asyncio.Protocol):
             waiter.set_exception(error)
 
 
+class _Slots:
+    """At most `limit` holders, served in order: asyncio.Semaphore's semantics without its coroutines and
+    wake-up bookkeeping when a slot is free (almost always: the pool allows 100 requests at once)."""
+
+    __slots__ = ("_waiters", "free")
+
+    def __init__(self, limit: int) -> None:
+        self.free = limit
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_take(self) -> bool:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return True
+        return False
+
+    async def take(self) -> None:
+        """Wait until a holder gives its slot back (it is handed over, not put back and raced for)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give_back()  # handed a slot, then cancelled before using it: pass it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+
+    def give_back(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.free += 1
+
+
 class Http11Pool:
     """Keep-alive connections to one server, at most `limit` open at once."""
 
@@ -168,7 +209,7 @@ class Http11Pool:
         self.connect_timeout = connect_timeout
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
-        self._slots = asyncio.Semaphore(limit)
+        self._slots = _Slots(limit)
         self._generation = 0  # connections from an older generation are not reused
         # Request timeouts: the deadline of each answer awaited, and one timer for the earliest of them,
         # rather than a timer armed and cancelled per request (most requests share the same timeout, so
@@ -190,7 +231,10 @@ class Http11Pool:
         whatever it raises refuses the request, with nothing sent."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        async with self._slots:
+        slots = self._slots
+        if not slots.try_take():
+            await slots.take()
+        try:
             connection = self._take_idle() or await self._connect(timeout)
             generation = self._generation
             if gate is not None:
@@ -219,6 +263,8 @@ class Http11Pool:
             elif not connection.closed:
                 self._idle.append(connection)
             return answer
+        finally:
+            slots.give_back()
 
     def close(self) -> None:
         for connection in list(self._open):

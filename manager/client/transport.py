@@ -209,7 +209,9 @@ class Transport:
                     throttled = metrics.REQUESTS.rate_limiter(method, self.host)
                     self._throttled[method] = throttled
                 throttled.observe(waited)
-            headers = await self.config.auth_headers()
+            headers = self.config.auth_headers_now()
+            if headers is None:
+                headers = await self.config.auth_headers()
             if self.config.credentials_generation != self._credentials_generation:
                 self._credentials_generation = self.config.credentials_generation
                 root = self._root or self

@@ -203,6 +203,28 @@ async def test_connection_limit_is_respected(pool_factory: Callable[..., Http11P
     assert server.connections <= 3
 
 
+async def test_a_request_cancelled_while_waiting_for_a_connection_gives_its_turn_on(
+    pool_factory: Callable[..., Http11Pool],
+) -> None:
+    # One connection allowed: the first request holds it until it times out; the second, waiting, is
+    # cancelled; the third gets the connection and the pool ends with its one slot free.
+    server = ScriptedServer(lambda n, request: ok(b"now") if b"/fast" in request else b"")
+    async with server:
+        pool = pool_factory(server.port, limit=1)
+        holder = asyncio.ensure_future(pool.request(get("/slow"), 0.3))
+        await wait_for(lambda: len(server.requests) == 1, message="the first request sent")
+        cancelled = asyncio.ensure_future(pool.request(get("/fast"), 5))
+        third = asyncio.ensure_future(pool.request(get("/fast"), 5))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(TimeoutError):
+            await holder
+        assert (await asyncio.wait_for(third, 5)).body == b"now"
+        assert cancelled.cancelled() and len(server.requests) == 2
+        assert pool.open_connections <= 1
+        assert (await pool.request(get("/fast"), 5)).body == b"now"
+
+
 async def test_refused_connection_is_connect_error(pool_factory: Callable[..., Http11Pool]) -> None:
     async with ScriptedServer(lambda n, _: None) as server:
         port = server.port
