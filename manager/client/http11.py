@@ -213,7 +213,7 @@ class Http11Pool:
         self._generation = 0  # connections from an older generation are not reused
         # Request timeouts: the deadline of each answer awaited, and one timer for the earliest of them,
         # rather than a timer armed and cancelled per request (most requests share the same timeout, so
-        # a new deadline is rarely the earliest and arms nothing).
+        # a new deadline is rarely the earliest and arms nothing; the timer goes when nothing is awaited).
         self._deadlines: dict[asyncio.Future[Answer], float] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
@@ -257,7 +257,12 @@ class Http11Pool:
                 raise
             finally:
                 if deadline is not None:
-                    del self._deadlines[waiter]
+                    deadlines = self._deadlines
+                    del deadlines[waiter]
+                    if not deadlines and self._timer is not None:
+                        # Nothing awaited: no timer left to wake an idle process for nothing.
+                        self._timer.cancel()
+                        self._timer = None
             if generation != self._generation:
                 connection.close()
             elif not connection.closed:

@@ -178,6 +178,7 @@ async def test_each_request_times_out_at_its_own_deadline(pool_factory: Callable
             await long
         long_took = loop.time() - started
         assert (await pool.request(get("/fast"), 0.3)).body == b"now"
+        assert pool._timer is None  # nothing awaited: no timer left to wake the process
     assert 0.15 < short_took < 0.9, short_took
     assert 0.95 < long_took < 3.0, long_took
 
