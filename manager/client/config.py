@@ -59,10 +59,9 @@ class RestConfig:
 
     async def auth_headers(self) -> dict[str, str]:
         """Current auth headers; runs the loaders' refresh logic so expiring tokens are replaced in time."""
-        headers = dict(self._static_headers)
         cfg = self._configuration
         if cfg is None:
-            return headers
+            return dict(self._static_headers)
         loader = self._loader
         if self._exec_plugin_due():
             self._force_exec = False
@@ -70,7 +69,25 @@ class RestConfig:
             if getattr(loader, "token", None):
                 cfg.api_key["BearerToken"] = loader.token
             self._reload_client_certificate(loader)
-        token = await cfg.get_api_key_with_prefix("BearerToken")
+        return self._headers_with(await cfg.get_api_key_with_prefix("BearerToken"))
+
+    def auth_headers_now(self) -> dict[str, str] | None:
+        """`auth_headers()` without a coroutine when nothing needs refreshing (no refresh hook, no exec
+        plugin run due: the common case, taken on every request); None when it must be awaited."""
+        cfg = self._configuration
+        if cfg is None:
+            return dict(self._static_headers)
+        if cfg.refresh_api_key_hook is not None or self._exec_plugin_due():
+            return None
+        # What Configuration.get_api_key_with_prefix returns once its refresh hook is out of the way.
+        token = cfg.api_key.get("BearerToken")
+        if token and (prefix := cfg.api_key_prefix.get("BearerToken")):
+            token = f"{prefix} {token}"
+        return self._headers_with(token)
+
+    def _headers_with(self, token: str | None) -> dict[str, str]:
+        headers = dict(self._static_headers)
+        cfg = self._configuration
         if token:
             headers["Authorization"] = token if " " in token else f"Bearer {token}"
         elif cfg.username or cfg.password:

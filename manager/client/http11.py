@@ -16,7 +16,10 @@ the server may have processed it). A timeout raises `TimeoutError` and closes th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
@@ -24,6 +27,7 @@ from typing import cast
 import httptools
 
 _NO_BODY = b""
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # the loop fires a timer this early
 
 
 class ConnectError(ConnectionError):
@@ -62,7 +66,6 @@ class _Connection(asyncio.Protocol):
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._status = 0
-        self._sized = False  # the answer carries Content-Length or chunked framing
         self.closed = False
 
     # asyncio.Protocol
@@ -94,9 +97,6 @@ class _Connection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
-        lowered = name.lower()
-        if lowered == b"content-length" or lowered == b"transfer-encoding":
-            self._sized = True
 
     def on_headers_complete(self) -> None:
         self._status = self._parser.get_status_code()
@@ -108,7 +108,7 @@ class _Connection(asyncio.Protocol):
         answer = Answer(self._status, self._headers, b"".join(self._body))
         keep_alive = self._parser.should_keep_alive()
         waiter, self._waiter = self._waiter, None
-        self._headers, self._body, self._status, self._sized = [], [], 0, False
+        self._headers, self._body, self._status = [], [], 0
         if not keep_alive:
             self.close()
         if waiter is not None and not waiter.done():
@@ -132,17 +132,61 @@ class _Connection(asyncio.Protocol):
                 self._transport.close()
 
     def _end_of_stream(self, exc: Exception | None = None) -> None:
-        if self._waiter is not None and self._status and not self._sized:
+        if self._waiter is not None and self._status and not self._sized():
             # An answer delimited by the end of the connection (no length, not chunked): it is complete.
             self.on_message_complete()
         reason = f"server closed the connection: {exc}" if exc else "server closed the connection"
         self._fail(Disconnected(reason))
+
+    def _sized(self) -> bool:
+        """Whether the answer being read carries Content-Length or chunked framing (looked up only when the
+        connection ends mid-answer, not per header)."""
+        return any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in self._headers)
 
     def _fail(self, error: Exception) -> None:
         waiter, self._waiter = self._waiter, None
         self.close()
         if waiter is not None and not waiter.done():
             waiter.set_exception(error)
+
+
+class _Slots:
+    """At most `limit` holders, served in order: asyncio.Semaphore's semantics without its coroutines and
+    wake-up bookkeeping when a slot is free (almost always: the pool allows 100 requests at once)."""
+
+    __slots__ = ("_waiters", "free")
+
+    def __init__(self, limit: int) -> None:
+        self.free = limit
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_take(self) -> bool:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return True
+        return False
+
+    async def take(self) -> None:
+        """Wait until a holder gives its slot back (it is handed over, not put back and raced for)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give_back()  # handed a slot, then cancelled before using it: pass it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+
+    def give_back(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.free += 1
 
 
 class Http11Pool:
@@ -165,8 +209,14 @@ class Http11Pool:
         self.connect_timeout = connect_timeout
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
-        self._slots = asyncio.Semaphore(limit)
+        self._slots = _Slots(limit)
         self._generation = 0  # connections from an older generation are not reused
+        # Request timeouts: the deadline of each answer awaited, and one timer for the earliest of them,
+        # rather than a timer armed and cancelled per request (most requests share the same timeout, so
+        # a new deadline is rarely the earliest and arms nothing; the timer goes when nothing is awaited).
+        self._deadlines: dict[asyncio.Future[Answer], float] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def open_connections(self) -> int:
@@ -181,7 +231,10 @@ class Http11Pool:
         whatever it raises refuses the request, with nothing sent."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        async with self._slots:
+        slots = self._slots
+        if not slots.try_take():
+            await slots.take()
+        try:
             connection = self._take_idle() or await self._connect(timeout)
             generation = self._generation
             if gate is not None:
@@ -191,7 +244,11 @@ class Http11Pool:
                     self._idle.append(connection)  # unused: it stays open for the next request
                     raise
             waiter: asyncio.Future[Answer] = loop.create_future()
-            timer = None if deadline is None else loop.call_at(deadline, _expire, waiter)
+            if deadline is not None:
+                self._deadlines[waiter] = deadline
+                timer = self._timer
+                if timer is None or self._timer_loop is not loop or deadline < timer.when():
+                    self._arm(loop, deadline)
             connection.send(data, waiter)
             try:
                 answer = await waiter
@@ -199,17 +256,47 @@ class Http11Pool:
                 connection.close()  # timed out or cancelled mid-answer: the connection's state is unknown
                 raise
             finally:
-                if timer is not None:
-                    timer.cancel()
+                if deadline is not None:
+                    deadlines = self._deadlines
+                    del deadlines[waiter]
+                    if not deadlines and self._timer is not None:
+                        # Nothing awaited: no timer left to wake an idle process for nothing.
+                        self._timer.cancel()
+                        self._timer = None
             if generation != self._generation:
                 connection.close()
             elif not connection.closed:
                 self._idle.append(connection)
             return answer
+        finally:
+            slots.give_back()
 
     def close(self) -> None:
         for connection in list(self._open):
             connection.close()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(when, self._expire_due, loop)
+        self._timer_loop = loop
+
+    def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Fail every answer awaited past its deadline; arm the timer for the earliest remaining one."""
+        self._timer = None
+        now = loop.time() + _CLOCK_RESOLUTION
+        earliest = None
+        for waiter, deadline in list(self._deadlines.items()):
+            if deadline <= now:
+                if not waiter.done():
+                    waiter.set_exception(TimeoutError("no complete answer before the request timeout"))
+            elif earliest is None or deadline < earliest:
+                earliest = deadline
+        if earliest is not None:
+            self._arm(loop, earliest)
 
     def close_idle(self) -> None:
         """Close the connections not carrying a request (e.g. opened with a client certificate since
@@ -246,8 +333,3 @@ class Http11Pool:
         self._open.discard(connection)
         if connection in self._idle:
             self._idle.remove(connection)
-
-
-def _expire(waiter: asyncio.Future[Answer]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError("no complete answer before the request timeout"))

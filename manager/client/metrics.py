@@ -1,7 +1,8 @@
 """client-go's REST client metrics (component-base names), on prometheus_client's default registry.
 
-The two series written on every request (`rest_client_requests_total`, `rest_client_request_duration_seconds`)
-are plain counters and a FastHistogram turned into metric families at scrape time: prometheus_client's
+The series written on every request (`rest_client_requests_total`, `rest_client_request_duration_seconds`, and
+`rest_client_rate_limiter_duration_seconds` when a rate limiter is on) are plain counters and FastHistograms
+turned into metric families at scrape time: prometheus_client's
 labelled children take a lock per observation, a visible share of a controller's CPU per request
 (docs/design/performance.md). The others stay prometheus_client objects: they are off the hot path.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter
 from prometheus_client.core import REGISTRY, CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -20,11 +21,12 @@ _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0
 
 
 class RequestStats(Collector):
-    """Counts per (code, method, host) and latency histograms per (verb, host)."""
+    """Counts per (code, method, host); latency and rate limiter wait histograms per (verb, host)."""
 
     def __init__(self) -> None:
         self.requests: dict[tuple[str, str, str], int] = {}
         self.durations: dict[tuple[str, str], FastHistogram] = {}
+        self.throttled: dict[tuple[str, str], FastHistogram] = {}
 
     def count(self, code: str, method: str, host: str) -> None:
         key = (code, method, host)
@@ -34,6 +36,12 @@ class RequestStats(Collector):
         histogram = self.durations.get((verb, host))
         if histogram is None:
             histogram = self.durations[(verb, host)] = FastHistogram(_LATENCY_BUCKETS)
+        return histogram
+
+    def rate_limiter(self, verb: str, host: str) -> FastHistogram:
+        histogram = self.throttled.get((verb, host))
+        if histogram is None:
+            histogram = self.throttled[(verb, host)] = FastHistogram(_LATENCY_BUCKETS)
         return histogram
 
     def collect(self) -> Iterator[Metric]:
@@ -53,17 +61,19 @@ class RequestStats(Collector):
         for duration_labels, histogram in list(self.durations.items()):
             durations.add_metric(list(duration_labels), histogram.cumulative(), histogram.sum)
         yield durations
+        throttled = HistogramMetricFamily(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            labels=["verb", "host"],
+        )
+        for throttled_labels, histogram in list(self.throttled.items()):
+            throttled.add_metric(list(throttled_labels), histogram.cumulative(), histogram.sum)
+        yield throttled
 
 
 REQUESTS = RequestStats()
 REGISTRY.register(REQUESTS)
 
-RATE_LIMITER_DURATION = Histogram(
-    "rest_client_rate_limiter_duration_seconds",
-    "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-    ["verb", "host"],
-    buckets=_LATENCY_BUCKETS,
-)
 REQUEST_RETRIES = Counter(
     "rest_client_request_retries_total",
     "Number of request retries, partitioned by status code, verb, and host.",

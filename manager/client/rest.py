@@ -251,11 +251,14 @@ class ApiClient(Transport):
         send_initial_events: bool | None = None,
         resource_version_match: str | None = None,
         metadata_only: bool = False,
+        read_timeout: bool = True,
     ) -> WatchStream:
         """Open a watch (lazily: on `async with` / first iteration). Not rate-limited (informer watches).
 
         The server ends the stream after `timeout_seconds`; the client gives up when no byte arrives for
         `timeout_seconds + watch_read_margin` (a half-open connection would otherwise block forever).
+        `read_timeout=False` leaves that to the caller, which must then detect a silent stream itself (the
+        reflector's read deadline does): the client's read timeout re-arms a timer on every network read.
         """
         params = _clean(
             {
@@ -270,7 +273,9 @@ class ApiClient(Transport):
             }
         )
         timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=self.connect_timeout, sock_read=timeout_seconds + self.watch_read_margin
+            total=None,
+            sock_connect=self.connect_timeout,
+            sock_read=timeout_seconds + self.watch_read_margin if read_timeout else None,
         )
 
         async def opener() -> aiohttp.ClientResponse:

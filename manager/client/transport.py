@@ -88,7 +88,7 @@ class Transport:
         # Per-request costs kept off the hot path: the latency histograms per verb (labels() takes a lock
         # and builds a tuple; throttled requests observe the rate limiter's), the request head's fixed lines.
         self._durations: dict[str, FastHistogram] = {}
-        self._throttled: dict[str, Any] = {}
+        self._throttled: dict[str, FastHistogram] = {}
         self.user_agent = config.user_agent
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
         self._root: Transport | None = None  # the client whose connections a component client shares
@@ -206,10 +206,12 @@ class Transport:
                 waited = await self.rate_limiter.acquire()
                 throttled = self._throttled.get(method)
                 if throttled is None:
-                    throttled = metrics.RATE_LIMITER_DURATION.labels(method, self.host)
+                    throttled = metrics.REQUESTS.rate_limiter(method, self.host)
                     self._throttled[method] = throttled
                 throttled.observe(waited)
-            headers = await self.config.auth_headers()
+            headers = self.config.auth_headers_now()
+            if headers is None:
+                headers = await self.config.auth_headers()
             if self.config.credentials_generation != self._credentials_generation:
                 self._credentials_generation = self.config.credentials_generation
                 root = self._root or self

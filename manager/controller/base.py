@@ -204,6 +204,11 @@ class Controller:
     def lister(self, resource: GroupVersionResource[ObjT], **selectors: Unpack[Selectors]) -> Lister[ObjT]:
         """The informer's cache, read as the resource's object type:
         `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`, `.by_namespace(...)`."""
+        if not selectors:  # a reconcile's usual call, several times per reconcile: one lookup
+            cached = self._informer_cache.get(resource)
+            factory = self.ctx.informers
+            if cached is not None and factory is not None and cached[0] == factory.generation:
+                return cast("Lister[ObjT]", cached[1].lister)
         return self.informer(resource, **selectors).lister
 
     def typed_lister(self, model: type[M]) -> TypedLister[M]:

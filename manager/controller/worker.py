@@ -1,4 +1,4 @@
-"""The reconcile workers of one controller, and the controller_runtime_* metrics.
+"""The reconcile workers of one controller (their metrics: manager/controller/metrics.py).
 
 Each worker pops a key, calls `reconcile` with structlog context (controller, key, reconcile_id) bound,
 and settles the key from the outcome (controller-runtime's reconcileHandler). Nothing a reconcile raises
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import functools
 import itertools
 import os
 import time
@@ -23,10 +22,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
-from prometheus_client import Counter, Gauge, Histogram
 
 from manager.client.writegate import WriteRefused
 from manager.controller.cachesync import sync_problem, wait_for_sync
+from manager.controller.metrics import (
+    MAX_CONCURRENT,
+    RECONCILE_ERRORS,
+    RECONCILE_PANICS,
+    RECONCILES,
+    TERMINAL_ERRORS,
+    init_metrics,
+)
 from manager.controller.reconcile import Request, Result, TerminalError
 from manager.workqueue import QueueShutDown, RateLimitingQueue
 
@@ -35,83 +41,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound=Hashable)
 
-
-RECONCILE_BUCKETS = (
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.15,
-    0.2,
-    0.25,
-    0.3,
-    0.35,
-    0.4,
-    0.45,
-    0.5,
-    0.6,
-    0.7,
-    0.8,
-    0.9,
-    1.0,
-    1.25,
-    1.5,
-    1.75,
-    2.0,
-    2.5,
-    3.0,
-    3.5,
-    4.0,
-    4.5,
-    5.0,
-    6.0,
-    7.0,
-    8.0,
-    9.0,
-    10.0,
-    15.0,
-    20.0,
-    25.0,
-    30.0,
-    40.0,
-    50.0,
-    60.0,
-)
-RESULTS = ("success", "error", "requeue", "requeue_after")
-
-RECONCILE_TOTAL = Counter(
-    "controller_runtime_reconcile", "Total number of reconciliations per controller", ["controller", "result"]
-)
-RECONCILE_ERRORS = Counter(
-    "controller_runtime_reconcile_errors",
-    "Total number of reconciliation errors per controller",
-    ["controller"],
-)
-TERMINAL_ERRORS = Counter(
-    "controller_runtime_terminal_reconcile_errors",
-    "Total number of terminal reconciliation errors per controller",
-    ["controller"],
-)
-RECONCILE_PANICS = Counter(
-    "controller_runtime_reconcile_panics",
-    "Total number of reconciliation panics per controller",
-    ["controller"],
-)
-RECONCILE_TIME = Histogram(
-    "controller_runtime_reconcile_time_seconds",
-    "Length of time per reconciliation per controller",
-    ["controller"],
-    buckets=RECONCILE_BUCKETS,
-)
-MAX_CONCURRENT = Gauge(
-    "controller_runtime_max_concurrent_reconciles",
-    "Maximum number of concurrent reconciles per controller",
-    ["controller"],
-)
-ACTIVE_WORKERS = Gauge(
-    "controller_runtime_active_workers", "Number of currently used workers per controller", ["controller"]
-)
 
 # Exceptions that mean a bug in the reconcile rather than a failure it anticipates (an API error, a timeout):
 # they are counted in controller_runtime_reconcile_panics_total as well, like a recovered Go panic.
@@ -164,28 +93,6 @@ def debug_state(ctl: Controller) -> dict[str, Any]:
         "last_reconcile_error_key": stats.last_error_key,
         "last_reconcile_error_time": stats.last_error_time,
     }
-
-
-@functools.cache
-def _reconcile_time(controller: str) -> Any:
-    """The controller's histogram child: labels() takes a lock and builds a tuple, once per reconcile."""
-    return RECONCILE_TIME.labels(controller)
-
-
-@functools.cache
-def _reconcile_total(controller: str, result: str) -> Any:
-    return RECONCILE_TOTAL.labels(controller, result)
-
-
-def init_metrics(controller: str) -> None:
-    """Pre-create every series of the controller at 0, as controller-runtime does."""
-    for result in RESULTS:
-        RECONCILE_TOTAL.labels(controller, result)
-    RECONCILE_ERRORS.labels(controller)
-    TERMINAL_ERRORS.labels(controller)
-    RECONCILE_PANICS.labels(controller)
-    RECONCILE_TIME.labels(controller)
-    ACTIVE_WORKERS.labels(controller)
 
 
 async def run_workers(ctl: Controller) -> None:
@@ -281,7 +188,7 @@ async def _idle_while_refused(ctl: Controller, refused: WriteRefused) -> None:
 
 async def worker(ctl: Controller) -> None:
     queue = ctl.queue
-    active = ACTIVE_WORKERS.labels(ctl.name)
+    series = RECONCILES.series(ctl.name)
     stopping = ctl.ctx.stopping
     while True:
         try:
@@ -291,7 +198,7 @@ async def worker(ctl: Controller) -> None:
         if stopping.is_set():  # shutting down: leave the backlog
             queue.done(request)
             return
-        active.inc()
+        series.active += 1
         refused: WriteRefused | None = None
         try:
             await process(ctl, request)
@@ -302,7 +209,7 @@ async def worker(ctl: Controller) -> None:
             queue.add(request)  # not done: whoever leads next reconciles it (from its own queue)
             refused = exc
         finally:
-            active.dec()
+            series.active -= 1
             queue.done(request)
         if refused is not None:
             await _idle_while_refused(ctl, refused)
@@ -313,6 +220,9 @@ async def process(ctl: Controller, request: Request) -> None:
     """One reconcile and what its outcome means for the key."""
     name = ctl.name
     queue = ctl.queue
+    series = RECONCILES.series(name)
+    observe = series.time.observe
+    results = series.results
     # bind + reset by token rather than bound_contextvars(): that one copies the whole context to save
     # the keys it overwrites, and re-binds them after, on every reconcile; a token restores them as well.
     tokens = structlog.contextvars.bind_contextvars(
@@ -329,31 +239,31 @@ async def process(ctl: Controller, request: Request) -> None:
                 raise  # we are being stopped
             # A CancelledError leaking out of the reconcile (say, from a task it awaited) must not end
             # this worker: treat it as a failure of this key.
-            _reconcile_time(name).observe(time.perf_counter() - start)
+            observe(time.perf_counter() - start)
             _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
             return
         except WriteRefused:
-            _reconcile_time(name).observe(time.perf_counter() - start)
-            _reconcile_total(name, "requeue").inc()
+            observe(time.perf_counter() - start)
+            results["requeue"] += 1
             raise  # not an error of the reconcile: the worker stops acting
         except Exception as exc:
-            _reconcile_time(name).observe(time.perf_counter() - start)
+            observe(time.perf_counter() - start)
             _failed(ctl, request, exc)
             return
-        _reconcile_time(name).observe(time.perf_counter() - start)
+        observe(time.perf_counter() - start)
         if result is not None and not isinstance(result, Result):  # a bug in the reconcile, not the worker's
             _failed(ctl, request, TypeError(f"reconcile returned {type(result).__name__}, not Result | None"))
             return
         if result is not None and result.requeue_after is not None and result.requeue_after > 0:
             queue.forget(request)
             queue.add_after(request, result.requeue_after)
-            _reconcile_total(name, "requeue_after").inc()
+            results["requeue_after"] += 1
         elif result is not None and result.requeue:
             queue.add_rate_limited(request)
-            _reconcile_total(name, "requeue").inc()
+            results["requeue"] += 1
         else:
             queue.forget(request)
-            _reconcile_total(name, "success").inc()
+            results["success"] += 1
     finally:
         structlog.contextvars.reset_contextvars(**tokens)
 
@@ -362,7 +272,7 @@ def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
 
     name = ctl.name
     RECONCILE_ERRORS.labels(name).inc()
-    RECONCILE_TOTAL.labels(name, "error").inc()
+    RECONCILES.series(name).results["error"] += 1
     stats = ctl.stats
     stats.errors += 1
     stats.last_error = f"{type(exc).__name__}: {exc}"

@@ -8,7 +8,8 @@ Semantics (client-go `tools/cache/reflector.go`):
 - a streaming list (watch with sendInitialEvents, ended by the `k8s.io/initial-events-end` bookmark) is tried
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
-- watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds (plus the client's read timeout);
+- watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds, and no client read timeout (one
+  re-arms a timer on every network read; the read deadline below does its job);
   a stream silent for longer than its read deadline (`deadline`: an idle timeout above the server's bookmark
   interval, or the timeout plus a margin) is dead: it counts as a failure and is reopened at once from the
   last RV;
@@ -229,6 +230,7 @@ class Reflector:
             timeout_seconds=timeout,
             allow_watch_bookmarks=True,
             metadata_only=self.metadata_only,
+            read_timeout=False,  # guarded by the read deadline (_consume) and the watch-list timeout
             **extra,
         )
 

@@ -159,6 +159,30 @@ async def test_timeout_closes_the_connection(pool_factory: Callable[..., Http11P
     assert answer.body == b"late" and server.connections == 2
 
 
+async def test_each_request_times_out_at_its_own_deadline(pool_factory: Callable[..., Http11Pool]) -> None:
+    # The pool keeps one timer for the earliest deadline: a short timeout after a long one still expires
+    # on time, the long one later, and an answered request leaves nothing that expires a later request.
+    server = ScriptedServer(lambda n, request: ok(b"now") if b"/fast" in request else b"")
+    async with server:
+        pool = pool_factory(server.port)
+        loop = asyncio.get_running_loop()
+        assert (await pool.request(get("/fast"), 0.3)).body == b"now"
+        started = loop.time()
+        long = asyncio.ensure_future(pool.request(get("/slow-long"), 1.0))
+        await asyncio.sleep(0)
+        with pytest.raises(TimeoutError):
+            await pool.request(get("/slow-short"), 0.2)
+        short_took = loop.time() - started
+        assert not long.done()
+        with pytest.raises(TimeoutError):
+            await long
+        long_took = loop.time() - started
+        assert (await pool.request(get("/fast"), 0.3)).body == b"now"
+        assert pool._timer is None  # nothing awaited: no timer left to wake the process
+    assert 0.15 < short_took < 0.9, short_took
+    assert 0.95 < long_took < 3.0, long_took
+
+
 async def test_idle_connection_closed_by_the_server_is_not_reused(
     pool_factory: Callable[..., Http11Pool],
 ) -> None:
@@ -178,6 +202,28 @@ async def test_connection_limit_is_respected(pool_factory: Callable[..., Http11P
         answers = await asyncio.gather(*(pool.request(get(), 5) for _ in range(30)))
     assert all(a.body == b"x" for a in answers)
     assert server.connections <= 3
+
+
+async def test_a_request_cancelled_while_waiting_for_a_connection_gives_its_turn_on(
+    pool_factory: Callable[..., Http11Pool],
+) -> None:
+    # One connection allowed: the first request holds it until it times out; the second, waiting, is
+    # cancelled; the third gets the connection and the pool ends with its one slot free.
+    server = ScriptedServer(lambda n, request: ok(b"now") if b"/fast" in request else b"")
+    async with server:
+        pool = pool_factory(server.port, limit=1)
+        holder = asyncio.ensure_future(pool.request(get("/slow"), 0.3))
+        await wait_for(lambda: len(server.requests) == 1, message="the first request sent")
+        cancelled = asyncio.ensure_future(pool.request(get("/fast"), 5))
+        third = asyncio.ensure_future(pool.request(get("/fast"), 5))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(TimeoutError):
+            await holder
+        assert (await asyncio.wait_for(third, 5)).body == b"now"
+        assert cancelled.cancelled() and len(server.requests) == 2
+        assert pool.open_connections <= 1
+        assert (await pool.request(get("/fast"), 5)).body == b"now"
 
 
 async def test_refused_connection_is_connect_error(pool_factory: Callable[..., Http11Pool]) -> None:

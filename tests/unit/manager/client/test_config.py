@@ -53,6 +53,30 @@ async def test_master_alone_has_no_credentials() -> None:
     config = await load_config(master="http://127.0.0.1:8080/")
     assert config.host == "http://127.0.0.1:8080"
     assert "Authorization" not in await config.auth_headers()
+    assert config.auth_headers_now() == await config.auth_headers()
+
+
+@pytest.mark.parametrize(
+    "user",
+    [{"token": "abc"}, {"username": "ann", "password": "secret"}, {}],
+    ids=["token", "basic", "none"],
+)
+async def test_headers_now_are_the_awaited_headers(tmp_path: Path, user: dict[str, Any]) -> None:
+    # The per-request path takes auth_headers_now() and awaits auth_headers() only when it says None.
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", user))
+    now = config.auth_headers_now()
+    assert now is not None and now == await config.auth_headers()
+    if user:
+        assert now["Authorization"].startswith("Bearer " if "token" in user else "Basic ")
+
+
+async def test_headers_now_defer_a_due_exec_plugin_run(tmp_path: Path) -> None:
+    plugin = exec_plugin(tmp_path, "2000-01-01T00:00:00Z")  # expired: every use must run the plugin
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", plugin))
+    assert config.auth_headers_now() is None
+    before = runs(tmp_path)
+    assert (await config.auth_headers())["Authorization"].startswith("Bearer token-")
+    assert runs(tmp_path) == before + 1
 
 
 async def test_exec_plugin_runs_once_then_on_401(tmp_path: Path) -> None:
