@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import importlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NoReturn
 
 import structlog
@@ -22,7 +21,6 @@ from kubesim.sim import KubeSim
 from kubesim.storage.durable import DataDirError
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-EVENT_LOOPS = ("auto", "asyncio", "uvloop")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -131,12 +129,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve HTTPS with a CA and certificate kubesim makes (the kubeconfig carries the CA)",
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", type=str.lower)
-    parser.add_argument(
-        "--event-loop",
-        choices=EVENT_LOOPS,
-        default="auto",
-        help="auto (default): uvloop when it is installed, else asyncio's own loop",
-    )
     return parser
 
 
@@ -159,7 +151,7 @@ async def serve(args: argparse.Namespace) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     # The other flags are the KubeSim arguments of the same name.
-    local = ("log_level", "kubeconfig", "audit_log_path", "event_loop")
+    local = ("log_level", "kubeconfig", "audit_log_path")
     options = {name: value for name, value in vars(args).items() if name not in local}
     if args.audit_log_path:
         audit.enable(args.audit_log_path)
@@ -183,28 +175,11 @@ def tune_gc_for_a_dedicated_server() -> None:
     gc.set_threshold(20_000, second, third)
 
 
-def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """The event loop the standalone server runs on. A busy kubesim spends a good third of its CPU in the
-    event loop and its socket transports, which uvloop does in C (figures: benchmarks/README.md); it is
-    optional, so `auto` falls back to asyncio's loop. None: asyncio's default."""
-    if choice == "asyncio":
-        return None
-    try:
-        uvloop = importlib.import_module("uvloop")
-    except ImportError:
-        if choice == "uvloop":
-            raise SystemExit("kubesim: error: --event-loop=uvloop: uvloop is not installed") from None
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args.log_level)
     try:
-        with asyncio.Runner(loop_factory=loop_factory(args.event_loop)) as runner:
-            runner.run(serve(args))
+        asyncio.run(serve(args))
     except (OSError, DataDirError, TokenFileError) as exc:  # a port in use, an unusable --data-dir
         sys.stderr.write(f"kubesim: error: {exc}\n")
         return 1
