@@ -21,7 +21,7 @@ MemoKey = tuple[int, Hashable, bytes]
 
 
 _ADDITIONAL, _ITEMS = 1, 2
-# ValueMemo: after _TRIAL look-ups of an (owner, extra) with fewer than one hit in _MIN_HIT_SHARE, its next
+# ValueMemo: after _TRIAL look-ups for an owner with fewer than one hit in _MIN_HIT_SHARE, its next
 # _PAUSE look-ups skip the table; _MAX_ODDS bounds the counters (owners come and go with CRDs).
 _TRIAL, _MIN_HIT_SHARE, _PAUSE, _MAX_ODDS = 64, 8, 1024, 4096
 
@@ -111,12 +111,12 @@ class ValueMemo:
     Python); bounded in entries and value size; forgotten with the schemas when a CRD changes.
 
     Values that never repeat (each custom resource's own spec, each event) would only pay for the key and
-    churn the table: an (owner, extra) whose look-ups mostly miss is not memoised for a while, then tried
-    again."""
+    churn the table: an owner whose look-ups mostly miss is not memoised for a while, then tried again
+    (the check costs a workload of repeated values about 0.7 % of its create path: benchmarks/README.md)."""
 
     def __init__(self, entries: int = 512, max_value_bytes: int = 8192) -> None:
         self._table: dict[tuple[int, Hashable, bytes], tuple[object, Any]] = {}
-        self._odds: dict[tuple[int, Hashable], list[int]] = {}  # (owner, extra) -> [look-ups, hits]
+        self._odds: dict[int, list[int]] = {}  # id(owner) -> [look-ups, hits]
         self._entries = entries
         self._max_value_bytes = max_value_bytes
         schemas.memo_tables.append(self._table)
@@ -124,11 +124,11 @@ class ValueMemo:
 
     def lookup(self, owner: object, extra: Hashable, value: Any) -> tuple[MemoKey | None, Any]:
         """(key to `store` under, remembered result or None); the key is None for values never memoised."""
-        odds = self._odds.get((id(owner), extra))
+        odds = self._odds.get(id(owner))  # per owner (a section's schema node): no tuple to build and hash
         if odds is None:
             if len(self._odds) >= _MAX_ODDS:
                 self._odds.clear()
-            odds = self._odds[(id(owner), extra)] = [0, 0]
+            odds = self._odds[id(owner)] = [0, 0]
         odds[0] += 1
         if odds[0] > _TRIAL and odds[1] * _MIN_HIT_SHARE < odds[0]:
             if odds[0] <= _TRIAL + _PAUSE:

@@ -168,6 +168,7 @@ def test_value_memo_pauses_a_key_that_never_hits_and_tries_it_again() -> None:
     assert all(k is not None for k in keys[:trial])
     assert all(k is None for k in keys[trial : trial + pause])  # paused: never keyed
     assert keys[trial + pause] is not None  # tried again
+    other = object()
     for _ in range(trial + pause + 1):  # the same value over and over: a hit every time, never paused
-        assert memo.get(owner, "same", {"n": 1}, lambda: compute(1)) == 1
+        assert memo.get(other, "same", {"n": 1}, lambda: compute(1)) == 1
     assert computed == [1]
