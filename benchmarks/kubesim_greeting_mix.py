@@ -6,7 +6,8 @@ measured (and compared before/after) without the operator's own CPU on the same 
 
 Per object, as in operator_vs_kopf's aiokcm row: POST the Greeting; POST its ConfigMap (controller owner
 reference); PATCH `status.ready: true` on the status subresource (merge patch); POST a core/v1 `Greeted`
-event. Five watches see it all, as there: Greetings and ConfigMaps twice (operator and benchmark), Events once.
+event. Five watches see it all, as there: Greetings and ConfigMaps twice (operator and benchmark), Events
+once.
 Objects go 50 at a time, each object's four writes in order. kubesim runs as `python -m kubesim.cli
 --no-kubelet` in its own process (the kubesim of the current directory's checkout); its utime + stime over
 the window, divided by N, is the figure (median of the rounds).
@@ -161,9 +162,8 @@ def main() -> None:
         started = time.perf_counter()
         used = asyncio.run(round_(args.count))
         per_object.append(used / args.count * 1e6)
-        print(
-            f"kubesim {used:.2f} s CPU = {per_object[-1]:.0f} us/object ({time.perf_counter() - started:.1f} s)"
-        )
+        took = time.perf_counter() - started
+        print(f"kubesim {used:.2f} s CPU = {per_object[-1]:.0f} us/object ({took:.1f} s)")
     print(f"median {statistics.median(per_object):.0f} us/object of kubesim CPU ({args.count} objects)")
 
 
