@@ -31,8 +31,9 @@ class Write:
         self.target = target
         self.rtype = target.rtype
         query = request.query
-        self.dry_run = "All" in query.getall("dryRun", [])
-        bad_dry = [v for v in query.getall("dryRun", []) if v != "All"]
+        dry = query.getall("dryRun", ()) if "dryRun" in query else ()
+        self.dry_run = "All" in dry
+        bad_dry = [v for v in dry if v != "All"]
         if bad_dry:
             raise errors.invalid(
                 "DryRun",

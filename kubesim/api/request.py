@@ -3,6 +3,7 @@ live in `kubesim.api.params` (re-exported here)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -235,10 +236,18 @@ class Accept:
     yaml: bool = False
 
 
+_PLAIN = Accept()
+
+
 def negotiate(header: str | None) -> Accept:
     """Pick the first acceptable media type in order; 406 when none is."""
     if not header:
-        return Accept()
+        return _PLAIN
+    return _negotiate(header)
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same few Accept headers on every request
+def _negotiate(header: str) -> Accept:
     for clause in header.split(","):
         fields = [f.strip() for f in clause.split(";")]
         mtype = fields[0].lower()
@@ -254,7 +263,7 @@ def negotiate(header: str | None) -> Accept:
                 continue
             if as_kind:
                 continue
-            return Accept()
+            return _PLAIN
         if mtype in YAML_TYPES:
             return Accept(yaml=True)
     raise errors.not_acceptable()

@@ -54,7 +54,17 @@ def _authenticate(auth: Auth, request: web.Request) -> UserInfo:
     return ANONYMOUS_USER
 
 
+def _asks_impersonation(request: web.Request) -> bool:
+    """Any Impersonate-* header: one pass over the raw names (the common answer, no, on every request)."""
+    for name, _ in request.raw_headers:  # noqa: SIM110 (a loop: any() over a generator costs more, per request)
+        if name[:12].lower() == b"impersonate-":
+            return True
+    return False
+
+
 def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo:
+    if not _asks_impersonation(request):
+        return actual
     headers = request.headers
     name = headers.get("Impersonate-User", "")
     groups = tuple(headers.getall("Impersonate-Group", []))

@@ -77,7 +77,8 @@ async def write_scale(ctx: ApiContext, request: web.Request, target: Target) -> 
             raise errors.ApiError(
                 415, "UnsupportedMediaType", "the body of the request was in an unknown format"
             )
-        scale = patch.apply_patch(copy_json(current), body, content_type, SCALE_GVK)  # may raise a PatchError
+        # may raise a PatchError
+        scale = patch.apply_patch(copy_json(current), body, content_type, SCALE_GVK, owned=True)
     wrong = type_error(SCALE_GVK, scale)  # "3", 1.5, true or 2^31 are decoding errors of the Scale: 400
     if wrong:
         raise errors.bad_request(

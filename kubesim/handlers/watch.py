@@ -24,7 +24,7 @@ from kubesim.storage.watch import WatchStream
 
 JSON = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
-_LIVENESS_POLL = 5.0  # how often an idle watch checks that its client is still there
+_LIVENESS_POLL = 5.0  # how often an idle watch checks that its client is still there (at least)
 
 
 class Encoder:
@@ -181,15 +181,15 @@ async def _serve(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout and timeout > 0 else None
     next_bookmark = loop.time() + ctx.bookmark_interval if bookmarks else None
+    next_poll = loop.time() + _LIVENESS_POLL
     try:
         while True:
-            now = loop.time()
-            wait = _LIVENESS_POLL
+            wake = next_poll
             if deadline is not None:
-                wait = min(wait, deadline - now)
+                wake = min(wake, deadline)
             if next_bookmark is not None:
-                wait = min(wait, next_bookmark - now)
-            await stream.wait(max(0.0, wait))
+                wake = min(wake, next_bookmark)
+            await stream.wait_until(wake)
             data = stream.drain()
             if data:
                 await response.write(data)
@@ -205,6 +205,8 @@ async def _serve(
             if next_bookmark is not None and now >= next_bookmark:
                 await response.write(encoder.bookmark(ctx.store.resource_version))
                 next_bookmark = now + ctx.bookmark_interval
+            if now >= next_poll:
+                next_poll = now + _LIVENESS_POLL
             transport = request.transport
             if transport is None or transport.is_closing():
                 break
@@ -212,4 +214,6 @@ async def _serve(
             await response.write_eof()
     except (ConnectionError, RuntimeError):
         pass  # the client went away
+    finally:
+        stream.stop_timer()
     return response

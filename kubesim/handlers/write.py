@@ -137,7 +137,8 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         raise errors.bad_request(f"invalid JSON in the patch: exceeded max depth {MAX_DEPTH}")
     old = current_object(ctx, target)
     current = copy_json(to_view(rtype, old))
-    patched = patch.apply_patch(current, body, content_type, write.gvk)  # a PatchError is an ApiError
+    # a PatchError is an ApiError; `current` is this request's own copy
+    patched = patch.apply_patch(current, body, content_type, write.gvk, owned=True)
     if not isinstance(patched, dict):
         raise errors.bad_request("the patch did not produce an object")
     if deeper_than(

@@ -118,6 +118,10 @@ def _content(obj: JSON | None) -> JSON:
     return result
 
 
+def _status_only(obj: JSON | None) -> JSON:
+    return {"status": obj["status"]} if obj and "status" in obj else {}
+
+
 def _tracked(fields: FieldSet, subresource: str | None) -> FieldSet:
     if subresource == "status":
         return {p for p in fields if p[:1] == _STATUS}
@@ -280,8 +284,10 @@ def record_update(
         _record_create(new, manager, gvk, node, custom, now)
         return
     entries = _decode(new) or _decode(old)
+    # a status write tracks only .status paths: compare that subtree alone, not the rest to drop it
+    scope = _status_only if subresource == "status" else _content
     added, modified, removed = (
-        _tracked(s, subresource) for s in compare(_content(old), _content(new), node, custom=custom)
+        _tracked(s, subresource) for s in compare(scope(old), scope(new), node, custom=custom)
     )
     for entry in entries:
         _drop(entry, added | modified | removed)

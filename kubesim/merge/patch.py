@@ -1,6 +1,7 @@
 """PATCH bodies: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge patch.
 
-`apply_patch(current, body, content_type, gvk)` returns a patched deep copy of `current` and never mutates it.
+`apply_patch(current, body, content_type, gvk)` returns a patched deep copy of `current` and never mutates it
+(with `owned=True` the caller hands `current` over and it is patched in place).
 Server-side apply (`application/apply-patch+yaml`) is not a patch here: it goes to `kubesim.merge.apply`.
 
 Errors are `PatchError(code, reason, message, details=None)`, an ApiError (`.status()`: the Status body):
@@ -64,8 +65,9 @@ def accepted_patch_types(gvk: GVK) -> tuple[str, ...]:
     return _BUILTIN_TYPES if schemas.is_builtin(gvk) else _CUSTOM_TYPES
 
 
-def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK) -> JSON:
-    """Return the patched copy of `current`; raise PatchError on failure."""
+def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK, *, owned: bool = False) -> JSON:
+    """Return the patched copy of `current`; raise PatchError on failure. `owned`: the caller hands
+    `current` over (a private copy it will not use again), so it is patched in place instead of copied."""
     media_type = content_type.split(";")[0].strip().lower()
     accepted = accepted_patch_types(gvk)
     if media_type not in accepted or media_type == APPLY_PATCH:
@@ -77,7 +79,7 @@ def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK) -> JSON
         message = "Invalid JSON Patch" if media_type == MERGE_PATCH else f"invalid JSON in the patch: {exc}"
         raise PatchError(400, "BadRequest", message) from exc
     if media_type == JSON_PATCH:
-        return _json_patch(current, patch)
+        return _json_patch(current if owned else copy.deepcopy(current), patch)
     if not isinstance(patch, dict):
         raise PatchError(
             400,
@@ -85,9 +87,10 @@ def apply_patch(current: JSON, body: bytes, content_type: str, gvk: GVK) -> JSON
             f"json: cannot unmarshal {_go_type(patch)} into Go value of type map[string]interface {{}}",
         )
     if media_type == MERGE_PATCH:
-        result = merge_patch(current, patch)
+        result = _merge_owned(current, patch) if owned else merge_patch(current, patch)
         return result if isinstance(result, dict) else {}
-    return strategic_merge(current, patch, schemas.root(gvk))
+    merged = _merge_map(current if owned else copy.deepcopy(current), patch, schemas.root(gvk))
+    return merged if merged is not None else {}
 
 
 def _go_type(value: Any) -> str:
@@ -101,13 +104,14 @@ def _go_type(value: Any) -> str:
 
 
 def _json_patch(current: JSON, operations: Any) -> JSON:
+    """Apply `operations` to `current` (owned: changed in place)."""
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         raise PatchError(
             400,
             "BadRequest",
             f"json: cannot unmarshal {_go_type(operations)} into Go value of type jsonpatch.Patch",
         )
-    result: Any = copy.deepcopy(current)
+    result: Any = current
     for operation in operations:  # one at a time, so that the failing operation can be named in the note
         try:
             result = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
@@ -145,6 +149,20 @@ def merge_patch(target: Any, patch: Any) -> Any:
             result.pop(key, None)
         else:
             result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def _merge_owned(target: Any, patch: Any) -> Any:
+    """`merge_patch` of a target and a patch both owned by the caller (freshly decoded): merged in place,
+    nothing copied."""
+    if not isinstance(patch, dict):
+        return patch
+    result = target if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = _merge_owned(result.get(key), value)
     return result
 
 

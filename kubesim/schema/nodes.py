@@ -21,6 +21,9 @@ MemoKey = tuple[int, Hashable, bytes]
 
 
 _ADDITIONAL, _ITEMS = 1, 2
+# ValueMemo: after _TRIAL look-ups for an owner with fewer than one hit in _MIN_HIT_SHARE, its next
+# _PAUSE look-ups skip the table; _MAX_ODDS bounds the counters (owners come and go with CRDs).
+_TRIAL, _MIN_HIT_SHARE, _PAUSE, _MAX_ODDS = 64, 8, 1024, 4096
 
 
 class Node:
@@ -105,16 +108,32 @@ class ValueMemo:
     """Remembered results of a pure function of (owner, extra, value) for values that arrive over and over:
     the pods of one template, the objects a controller rewrites. `owner` is a schema `Node` (or any object
     that outlives the entry). Keyed by the value's JSON bytes (cheap to produce next to walking it in
-    Python); bounded in entries and value size; forgotten with the schemas when a CRD changes."""
+    Python); bounded in entries and value size; forgotten with the schemas when a CRD changes.
+
+    Values that never repeat (each custom resource's own spec, each event) would only pay for the key and
+    churn the table: an owner whose look-ups mostly miss is not memoised for a while, then tried again
+    (the check costs a workload of repeated values about 0.7 % of its create path: benchmarks/README.md)."""
 
     def __init__(self, entries: int = 512, max_value_bytes: int = 8192) -> None:
         self._table: dict[tuple[int, Hashable, bytes], tuple[object, Any]] = {}
+        self._odds: dict[int, list[int]] = {}  # id(owner) -> [look-ups, hits]
         self._entries = entries
         self._max_value_bytes = max_value_bytes
         schemas.memo_tables.append(self._table)
+        schemas.memo_tables.append(self._odds)
 
     def lookup(self, owner: object, extra: Hashable, value: Any) -> tuple[MemoKey | None, Any]:
         """(key to `store` under, remembered result or None); the key is None for values never memoised."""
+        odds = self._odds.get(id(owner))  # per owner (a section's schema node): no tuple to build and hash
+        if odds is None:
+            if len(self._odds) >= _MAX_ODDS:
+                self._odds.clear()
+            odds = self._odds[id(owner)] = [0, 0]
+        odds[0] += 1
+        if odds[0] > _TRIAL and odds[1] * _MIN_HIT_SHARE < odds[0]:
+            if odds[0] <= _TRIAL + _PAUSE:
+                return None, None  # mostly misses: computed without a key for now
+            odds[0] = odds[1] = 0  # try again
         try:
             data = orjson.dumps(value)
         except (TypeError, orjson.JSONEncodeError):  # YAML may decode keys that JSON cannot hold
@@ -124,6 +143,7 @@ class ValueMemo:
         key = (id(owner), extra, data)
         hit = self._table.get(key)
         if hit is not None and hit[0] is owner:
+            odds[1] += 1
             return key, hit[1]
         return key, None
 

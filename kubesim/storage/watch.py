@@ -18,7 +18,7 @@ class WatchStream:
     (cacheWatcher.processInterval) and drops only a watcher whose buffer of live events stays full
     (cacheWatcher.add)."""
 
-    __slots__ = ("_initial", "_waiter", "buffer", "closed", "error", "limit")
+    __slots__ = ("_initial", "_timer", "_waiter", "buffer", "closed", "error", "limit")
 
     def __init__(self, limit: int = MAX_BUFFERED) -> None:
         self.buffer: list[bytes] = []
@@ -27,6 +27,7 @@ class WatchStream:
         self.limit = limit
         self._initial = 0  # lines in `buffer` pushed by push_initial
         self._waiter: asyncio.Future[None] | None = None  # the handler's, while it waits
+        self._timer: asyncio.TimerHandle | None = None  # wakes the handler at its `wait_until` time
 
     def push(self, line: bytes) -> None:
         if self.closed:
@@ -51,21 +52,35 @@ class WatchStream:
         self.closed = True
         _wake(self._waiter)
 
-    async def wait(self, timeout: float | None) -> None:
-        """Return when there is something to write, the stream closed, or `timeout` passed."""
+    async def wait_until(self, when: float) -> None:
+        """Return when there is something to write, the stream closed, or the loop's clock reached `when`."""
         if self.buffer or self.closed:
             return
-        # A bare future and one timer: this runs once per event batch per watcher, and wait_for() around
-        # an Event would create a task and a timeout scope each time.
+        # A bare future, and one timer kept from batch to batch while `when` stays the same: this runs once
+        # per event batch per watcher, where a timer per wait (or wait_for() around an Event, a task and a
+        # timeout scope) would cost more than the batch itself.
         loop = asyncio.get_running_loop()
+        timer = self._timer
+        if timer is None or timer.when() != when:
+            if timer is not None:
+                timer.cancel()
+            if when <= loop.time():
+                return
+            self._timer = loop.call_at(when, self._ring)
         waiter = self._waiter = loop.create_future()
-        timer = loop.call_later(timeout, _wake, waiter) if timeout is not None else None
         try:
             await waiter
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
+
+    def _ring(self) -> None:
+        self._timer = None
+        _wake(self._waiter)
+
+    def stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def drain(self) -> bytes:
         data = b"".join(self.buffer)

@@ -327,3 +327,35 @@ def test_malformed_merge_patch_says_invalid_json_patch() -> None:
     with pytest.raises(PatchError) as err:
         apply_patch(_deployment(), b"{not json", MERGE_PATCH, DEPLOYMENT)
     assert (err.value.code, err.value.reason, err.value.message) == (400, "BadRequest", "Invalid JSON Patch")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        (MERGE_PATCH, {"metadata": {"labels": {"a": None, "b": "2"}}, "spec": {"x": {"y": 1}}}),
+        (STRATEGIC_MERGE_PATCH, {"metadata": {"labels": {"a": None, "b": "2"}}, "spec": {"x": {"y": 1}}}),
+        (
+            JSON_PATCH,
+            [
+                {"op": "remove", "path": "/metadata/labels/a"},
+                {"op": "add", "path": "/spec/x", "value": {"y": 1}},
+            ],
+        ),
+    ],
+)
+def test_owned_patch_answers_as_the_copying_one(content_type: str, body: Any) -> None:
+    """`owned=True` patches the caller's copy in place; the answer is the same as the copying path's, which
+    leaves its input alone."""
+    current = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "1"}},
+        "spec": {"k": [1]},
+    }
+    before = copy.deepcopy(current)
+    copied = apply_patch(current, orjson.dumps(body), content_type, POD)
+    assert current == before
+    owned = apply_patch(copy.deepcopy(current), orjson.dumps(body), content_type, POD, owned=True)
+    assert owned == copied
+    assert copied["metadata"]["labels"] == ({"b": "2"} if content_type != JSON_PATCH else {})
+    assert copied["spec"] == {"k": [1], "x": {"y": 1}}

@@ -150,3 +150,25 @@ def test_unknown_fields_and_pod_validation_are_the_same_when_remembered() -> Non
         causes.append({"field": "caller's own"})  # a caller extending its list must not touch the memo
     assert seen[0] == seen[1]
     assert "spec.containers[1].name" in [c["field"] for c in seen[0]]
+
+
+def test_value_memo_pauses_a_key_that_never_hits_and_tries_it_again() -> None:
+    """Unique values (each custom resource's spec) stop being keyed after a trial of misses; the memo takes
+    them up again after a pause, and a key that hits keeps being memoised throughout."""
+    from kubesim.schema import nodes
+
+    memo, owner, computed = nodes.ValueMemo(), object(), []
+
+    def compute(i: int) -> int:
+        computed.append(i)
+        return i
+
+    trial, pause = nodes._TRIAL, nodes._PAUSE
+    keys = [memo.lookup(owner, "unique", {"n": i})[0] for i in range(trial + pause + 1)]
+    assert all(k is not None for k in keys[:trial])
+    assert all(k is None for k in keys[trial : trial + pause])  # paused: never keyed
+    assert keys[trial + pause] is not None  # tried again
+    other = object()
+    for _ in range(trial + pause + 1):  # the same value over and over: a hit every time, never paused
+        assert memo.get(other, "same", {"n": 1}, lambda: compute(1)) == 1
+    assert computed == [1]
