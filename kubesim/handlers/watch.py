@@ -170,6 +170,14 @@ def _end_with_definition(ctx: ApiContext, rtype: ResourceType, stream: WatchStre
     return ctx.store.subscribe(CRD_KEY, on_crd)
 
 
+def _pending_then_bookmark(ctx: ApiContext, stream: Any, encoder: Encoder) -> bytes:
+    """The events queued since the last drain, then a bookmark. Read together, with no await in between: the
+    store commits and pushes to the streams on this loop, so every event up to the bookmark's resourceVersion
+    goes out before it. (Events pushed while the previous batch's write waited on a slow client would
+    otherwise follow a bookmark that already covers them, or be cut off by the timeout after it.)"""
+    return stream.drain() + encoder.bookmark(ctx.store.resource_version)
+
+
 async def _serve(
     ctx: ApiContext, request: web.Request, stream: Any, encoder: Encoder, timeout: int | None, bookmarks: bool
 ) -> web.StreamResponse:
@@ -200,10 +208,10 @@ async def _serve(
             now = loop.time()
             if deadline is not None and now >= deadline:
                 if bookmarks:
-                    await response.write(encoder.bookmark(ctx.store.resource_version))
+                    await response.write(_pending_then_bookmark(ctx, stream, encoder))
                 break
             if next_bookmark is not None and now >= next_bookmark:
-                await response.write(encoder.bookmark(ctx.store.resource_version))
+                await response.write(_pending_then_bookmark(ctx, stream, encoder))
                 next_bookmark = now + ctx.bookmark_interval
             if now >= next_poll:
                 next_poll = now + _LIVENESS_POLL

@@ -120,3 +120,8 @@ class WatchHub:
     @property
     def open_count(self) -> int:
         return len(self._streams)
+
+    @property
+    def buffered_lines(self) -> int:
+        """Events queued in the open watches and not yet handed to their HTTP responses."""
+        return sum(len(stream.buffer) for stream in self._streams)
