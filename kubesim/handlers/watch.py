@@ -170,7 +170,7 @@ def _end_with_definition(ctx: ApiContext, rtype: ResourceType, stream: WatchStre
     return ctx.store.subscribe(CRD_KEY, on_crd)
 
 
-def _pending_then_bookmark(ctx: ApiContext, stream: Any, encoder: Encoder) -> bytes:
+def _pending_then_bookmark(ctx: ApiContext, stream: WatchStream, encoder: Encoder) -> bytes:
     """The events queued since the last drain, then a bookmark. Read together, with no await in between: the
     store commits and pushes to the streams on this loop, so every event up to the bookmark's resourceVersion
     goes out before it. (Events pushed while the previous batch's write waited on a slow client would
