@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from manager.cli.commands import discover_controllers, run_command
-from manager.cli.eventloop import EventLoopUnavailable, loop_factory
 from manager.cli.flags import (
     COMMANDS,
     UsageError,
@@ -70,13 +69,8 @@ def _main(argv: Sequence[str]) -> int:
     enabled = enabled_controllers(settings, installed)
     from manager.cli.logging import configure_logging
 
-    try:
-        loop_name, factory = loop_factory(settings.event_loop)
-    except EventLoopUnavailable as exc:
-        raise UsageError(str(exc)) from None
     configure_logging(settings.log_format, settings.log_level)
-    with asyncio.Runner(loop_factory=factory) as runner:
-        return runner.run(serve(settings, enabled, event_loop=loop_name))
+    return asyncio.run(serve(settings, enabled))
 
 
 def controllers_table(controllers: Sequence[ControllerInfo]) -> str:
@@ -111,7 +105,7 @@ def _check_kubeconfig(settings: Settings) -> None:
         raise UsageError(f"cannot read --kubeconfig {path}: {(exc.strerror or str(exc)).lower()}") from None
 
 
-async def serve(settings: Settings, controllers: Sequence[ControllerInfo], event_loop: str = "asyncio") -> int:
+async def serve(settings: Settings, controllers: Sequence[ControllerInfo]) -> int:
     """Run the manager (after starting the sandbox when asked) until it is told to stop."""
     import structlog
 
@@ -123,7 +117,6 @@ async def serve(settings: Settings, controllers: Sequence[ControllerInfo], event
     from manager.lifecycle.server import ServerBindError
 
     log = structlog.get_logger(__name__)
-    log.info("starting", version=package_version(), event_loop=event_loop)
     sandbox = None
     if settings.sandbox:
         from manager.cli import sandbox as sandbox_module
