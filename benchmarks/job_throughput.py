@@ -9,6 +9,7 @@ in a separate process, client-side rate limits off. Scenarios:
     .venv/bin/python benchmarks/job_throughput.py [--completions 2000] [--parallelism 100] [--jobs 500]
                                                   [--concurrent-job-syncs 5] [--stream-seconds 5]
                                                   [--scenario both|all|one-big|many|many-streamed|many-slow]
+                                                  [--callgrind]
   (both: one-big and many; all: every scenario)
 
 Three processes: kubesim, the manager (`aiokcm --controllers job --kube-api-qps 0`, JSON logs at info)
@@ -17,20 +18,31 @@ to the last Complete condition, CPU seconds of the manager and of kubesim (from 
 CPU per completed pod. A process near 100 % of a core is the limit (one asyncio loop uses one core); when
 neither is, the limit is the controller's own pacing (pod events are batched per Job for 1 s, as upstream).
 On a shared machine compare the manager/kubesim CPU ratio between runs rather than absolute figures.
+
+--callgrind (deterministic A/B, benchmarks/callgrind.py): the manager runs under
+`valgrind --tool=callgrind --instr-atstart=no`, instrumentation on only from a scenario's first create to its
+last completion, and each scenario's line gains the manager's instructions per pod, which repeat far better
+than CPU seconds. Its CPU and wall figures are inflated under valgrind (~20x; start-up ~50x, its timeout is
+scaled), so use small scenarios (e.g. --scenario many --jobs 200). Instructions are not time: system calls
+and cache misses are not counted, and scenarios paced by real time (many-slow, many-streamed, the 1 s event
+batching) do work that depends on the slowdown. One dump per scenario stays in the temporary directory
+(job_throughput_manager_<pid>.callgrind.<manager pid>.<n>, for callgrind_annotate). Needs valgrind and
+callgrind_control (exit status 2 otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from callgrind import SLOWDOWN, Callgrind, require
 from kubesim_process import process_cpu, start_kubesim
 
 from manager import JOBS, PODS, ApiClient
@@ -60,7 +72,9 @@ def complete(obj: dict[str, Any]) -> bool:
     return any(c.get("type") == "Complete" and c.get("status") == "True" for c in conditions)
 
 
-def start_manager(url: str, log_path: str, workers: int = 5) -> subprocess.Popen[bytes]:
+def start_manager(
+    url: str, log_path: str, workers: int = 5, callgrind: Callgrind | None = None
+) -> subprocess.Popen[bytes]:
     aiokcm = os.path.join(os.path.dirname(sys.executable), "aiokcm")
     # JOB_BENCH_MANAGER_CMD replaces the manager executable, e.g. with a profiling wrapper.
     prefix = os.environ.get("JOB_BENCH_MANAGER_CMD", aiokcm).split()
@@ -69,9 +83,11 @@ def start_manager(url: str, log_path: str, workers: int = 5) -> subprocess.Popen
         "--bind-address", "127.0.0.1", "--port", "0", "--log-format", "json", "--log-level", "info",
         "--concurrent-job-syncs", str(workers),
     ]  # fmt: skip
+    if callgrind is not None:
+        args = callgrind.wrap(args)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 30 * (SLOWDOWN if callgrind is not None else 1)
     while time.monotonic() < deadline:
         with open(log_path, "rb") as f:
             if b"manager started" in f.read():
@@ -114,7 +130,10 @@ async def run_scenario(
     jobs: list[dict[str, Any]],
     pods: int,
     stream_seconds: float | None = None,
+    callgrind: Callgrind | None = None,
 ) -> dict[str, float]:
+    if callgrind is not None:
+        callgrind.start(manager_pid)
     cpu0, sim0, wall0 = process_cpu(manager_pid), process_cpu(sim_pid), time.monotonic()
     if stream_seconds is None:
         await create_at_once(client, jobs)
@@ -136,6 +155,7 @@ async def run_scenario(
         await asyncio.sleep(0.25)
     wall = time.monotonic() - wall0
     cpu, sim = process_cpu(manager_pid) - cpu0, process_cpu(sim_pid) - sim0
+    instructions = callgrind.stop(manager_pid) if callgrind is not None else None
     busiest = max(("manager", cpu), ("kubesim", sim), key=lambda item: item[1])
     limit = (
         busiest[0]
@@ -156,14 +176,21 @@ async def run_scenario(
     print(
         f"{label:13s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
         f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core)  "
-        f"kubesim cpu={sim:6.2f}s ({100 * sim / wall:3.0f}%)  limit: {limit}",
+        f"kubesim cpu={sim:6.2f}s ({100 * sim / wall:3.0f}%)  limit: {limit}"
+        + (f"  manager instructions/pod={instructions / pods:,.0f}" if instructions is not None else ""),
         flush=True,
     )
     return {"wall": wall, "cpu": cpu, "sim": sim}
 
 
 async def main(
-    completions: int, parallelism: int, count: int, workers: int, scenario: str, stream_seconds: float
+    completions: int,
+    parallelism: int,
+    count: int,
+    workers: int,
+    scenario: str,
+    stream_seconds: float,
+    callgrind: bool = False,
 ) -> None:
     # JOB_BENCH_KUBESIM_DIR runs kubesim from another checkout (e.g. a stable copy while it is edited).
     sim_proc, url = start_kubesim(
@@ -171,28 +198,34 @@ async def main(
         cwd=os.environ.get("JOB_BENCH_KUBESIM_DIR"),
     )  # fmt: skip
     log_path = os.path.join(tempfile.gettempdir(), f"job_throughput_manager_{os.getpid()}.log")
-    manager_proc = start_manager(url, log_path, workers)
+    grind = (
+        Callgrind(Path(tempfile.gettempdir()), f"job_throughput_manager_{os.getpid()}") if callgrind else None
+    )
+    manager_proc = start_manager(url, log_path, workers, grind)
     client = await create_client(master=url, qps=0)
     try:
         pids = (sim_proc.pid, manager_proc.pid)
         if scenario in ("both", "all", "one-big"):
             big = [job("big", completions, parallelism)]
-            await run_scenario(client, *pids, "one-big", big, completions)
+            await run_scenario(client, *pids, "one-big", big, completions, callgrind=grind)
         if scenario in ("both", "all", "many"):
             jobs = [job(f"small-{i}", 1, 1) for i in range(count)]
-            await run_scenario(client, *pids, "many", jobs, count)
+            await run_scenario(client, *pids, "many", jobs, count, callgrind=grind)
         if scenario in ("all", "many-streamed"):
             jobs = [job(f"streamed-{i}", 1, 1) for i in range(count)]
-            await run_scenario(client, *pids, "many-streamed", jobs, count, stream_seconds)
+            await run_scenario(client, *pids, "many-streamed", jobs, count, stream_seconds, grind)
         if scenario in ("all", "many-slow"):
             jobs = [job(f"slow-{i}", 1, 1, run_seconds=1 + 2 * i / count) for i in range(count)]
-            await run_scenario(client, *pids, "many-slow", jobs, count)
+            await run_scenario(client, *pids, "many-slow", jobs, count, callgrind=grind)
     finally:
         await client.close()
         for proc in (manager_proc, sim_proc):
             proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(15)
+            try:
+                proc.wait(15 * (SLOWDOWN if grind is not None and proc is manager_proc else 1))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 if __name__ == "__main__":
@@ -207,7 +240,14 @@ if __name__ == "__main__":
         default="both",
     )
     parser.add_argument("--stream-seconds", type=float, default=5.0, help="many-streamed: creation spread")
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="run the manager under valgrind's callgrind over each scenario: instructions/pod",
+    )
     args = parser.parse_args()
+    if args.callgrind:
+        require()
     asyncio.run(
         main(
             args.completions,
@@ -216,5 +256,6 @@ if __name__ == "__main__":
             args.concurrent_job_syncs,
             args.scenario,
             args.stream_seconds,
+            args.callgrind,
         )
     )

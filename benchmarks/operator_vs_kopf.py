@@ -4,6 +4,7 @@ convergence and operator CPU per object (issue 15, "Performance").
     make bench                       (installs the `bench` extra: kopf)
     .venv/bin/python benchmarks/operator_vs_kopf.py [N] [--only aiokcm-unlimited,aiokcm-defaults,kopf]
         [--profile DIR]   (each operator process under cProfile: DIR/<row>.prof)
+        [--callgrind]     (each operator process under valgrind's callgrind: instructions/object)
 
 The operator: a `Greeting` custom resource (demo.example.com/v1, namespaced, status subresource,
 spec.message); for each Greeting, an owned ConfigMap (controller owner reference), status `ready: true` and a
@@ -37,6 +38,16 @@ How each operator runs:
 - Both at their default log level (info), into a file in a temporary directory (`--keep-logs` prints it).
   The aiokcm controller runs 5 workers; kopf handles each object in its own worker task (its default).
 
+--callgrind (deterministic A/B, benchmarks/callgrind.py): each operator process runs under
+`valgrind --tool=callgrind --instr-atstart=no`, instrumentation is switched on when the window opens and off
+(then dumped) when it closes, and the table gains "instructions/object": the window's instruction count
+divided by N, which repeats within ~1 % where CPU seconds move by 15-25 %. The CPU and wall columns are still
+printed but inflated under valgrind (~20x in the window; start-up ~50x), and the script's timeouts are scaled
+to match: use a modest N (200-400). Instructions are not time (system calls and cache misses are not
+counted), and the defaults row's rate limits bind differently on a slowed process. The dumps stay next to the
+logs (`--keep-logs`: <dir>/<row>.callgrind.<pid>.1, for callgrind_annotate). It needs valgrind and
+callgrind_control (exit status 2 otherwise). The kopf row is wrapped the same way.
+
 kopf is a benchmark-only dependency (`pip install -e '.[bench]'`, which `make bench` does); without it this
 script says so and exits with status 2.
 """
@@ -60,6 +71,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from callgrind import SLOWDOWN, Callgrind, require
 from kubesim_process import process_cpu, process_times, start_kubesim
 
 from manager import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, EVENTS, NAMESPACES, ApiClient, NotFound
@@ -119,6 +131,7 @@ class Row:
     count: int
     created: float  # seconds this process took to create the N Greetings
     system: float  # the operator's kernel time (stime), part of cpu
+    instructions: int | None = None  # the operator's, over the window (--callgrind)
 
     @property
     def ms_per_object(self) -> float:
@@ -135,7 +148,12 @@ def plugin_dir(root: Path) -> Path:
 
 
 def start_operator(
-    row: str, url: str, kubeconfig: Path, work: Path, profile: Path | None = None
+    row: str,
+    url: str,
+    kubeconfig: Path,
+    work: Path,
+    profile: Path | None = None,
+    callgrind: Callgrind | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("AIOKCM_")}
     log = open(work / f"{row}.log", "wb")  # noqa: SIM115 (the child owns it)
@@ -157,6 +175,8 @@ def start_operator(
             args.append("--kube-api-qps=0")
     if profile is not None:  # the whole process under cProfile (written when it exits on SIGTERM)
         args = [sys.executable, "-m", "cProfile", "-o", str(profile / f"{row}.prof"), *args]
+    if callgrind is not None:
+        args = callgrind.wrap(args)
     return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)
 
 
@@ -276,7 +296,9 @@ async def gather_limited(jobs: list[Callable[[], Awaitable[object]]], in_flight:
     await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row:
+async def run_row(row: str, count: int, work: Path, profile: Path | None, callgrind: bool = False) -> Row:
+    grind = Callgrind(work, row) if callgrind else None
+    slow = SLOWDOWN if callgrind else 1  # valgrind's slowdown, for the timeouts
     kubeconfig = work / "kubeconfig"
     sim, url = start_kubesim("--no-kubelet", "--history-size", "200000", "--kubeconfig", str(kubeconfig))
     operator: subprocess.Popen[bytes] | None = None
@@ -292,18 +314,20 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row
                 await client.list(greetings_gvr(), "warmup")
                 break
             await asyncio.sleep(0.05)
-        operator = start_operator(row, url, kubeconfig, work, profile)
+        operator = start_operator(row, url, kubeconfig, work, profile, grind)
         proc = operator
 
         def alive() -> bool:
             return proc.poll() is None
 
         await client.create(greetings_gvr(), greeting("warm-up", "warmup"), "warmup")
-        await until_converged(client, "warmup", 1, 120, alive)
+        await until_converged(client, "warmup", 1, 120 * slow, alive)
         await asyncio.sleep(1)  # let the warm-up's trailing work (kopf's progress patches) settle
 
         convergence = Convergence(client, "bench", count)
         await convergence.start()
+        if grind is not None:
+            grind.start(proc.pid)
         wall, times, sim_cpu = time.perf_counter(), process_times(proc.pid), process_cpu(sim.pid)
         await gather_limited(
             [
@@ -313,8 +337,9 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row
             50,
         )
         created = time.perf_counter() - wall
-        await convergence.wait(600, alive)
+        await convergence.wait(600 * slow, alive)
         user, system = (after - before for after, before in zip(process_times(proc.pid), times, strict=True))
+        instructions = grind.stop(proc.pid) if grind is not None else None
         result = Row(
             row,
             time.perf_counter() - wall,
@@ -323,9 +348,10 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row
             count,
             created,
             system,
+            instructions,
         )
         convergence.stop()
-        await until_converged(client, "bench", count, 5, alive)  # the lists agree with the watches
+        await until_converged(client, "bench", count, 5 * slow, alive)  # the lists agree with the watches
         return result
     finally:
         await client.close()
@@ -334,7 +360,7 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None) -> Row
                 continue
             p.send_signal(signal.SIGTERM)
             try:
-                p.wait(15)
+                p.wait(15 * (slow if p is operator else 1))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
@@ -352,6 +378,11 @@ def main() -> None:
         type=Path,
         help="run each operator under cProfile, writing DIR/<row>.prof (its figures are then inflated)",
     )
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="run each operator under valgrind's callgrind over the window: instructions/object",
+    )
     args = parser.parse_args()
     rows = [r for r in args.only.split(",") if r]
     if unknown := set(rows) - set(ROWS):
@@ -364,18 +395,22 @@ def main() -> None:
             file=sys.stderr,
         )
         sys.exit(2)
+    if args.callgrind:
+        require()
     work = Path(tempfile.mkdtemp(prefix="operator-vs-kopf-"))
-    results = [asyncio.run(run_row(row, args.count, work, args.profile)) for row in rows]
+    results = [asyncio.run(run_row(row, args.count, work, args.profile, args.callgrind)) for row in rows]
     kopf_version = version("kopf") if importlib.util.find_spec("kopf") else "-"
     print(f"{args.count} Greetings: owned ConfigMap + status ready + event (kopf {kopf_version})")
     print(
         f"{'row':18} {'wall s':>8} {'operator cpu s':>15} {'of it sys s':>12} {'ms/object':>10} "
         f"{'kubesim cpu s':>14} {'creates done s':>15}"
+        + (f" {'instructions/object':>20}" if args.callgrind else "")
     )
     for r in results:
         print(
             f"{r.name:18} {r.wall:8.2f} {r.cpu:15.2f} {r.system:12.2f} {r.ms_per_object:10.3f} "
             f"{r.sim_cpu:14.2f} {r.created:15.2f}"
+            + (f" {r.instructions / r.count:20,.0f}" if r.instructions is not None else "")
         )
     by_name = {r.name: r for r in results}
     if {"kopf", "aiokcm-unlimited"} <= by_name.keys():
