@@ -18,7 +18,10 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 
-MAX_TICK = 1.0  # seconds: the longest a throttled request waits past its token's due time
+# Seconds: the longest a throttled request waits past its token's due time. 1.5 lets the defaults (20 QPS,
+# burst 30) tick at burst / qps: each tick's work starts from cold CPU caches, so fewer ticks cost less CPU
+# for the same requests (measured: benchmarks/README.md, operator_vs_kopf).
+MAX_TICK = 1.5
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

@@ -54,8 +54,9 @@ async def test_non_positive_qps_disables_limiting() -> None:
     assert t.slept == []
 
 
-def test_the_tick_defaults_to_burst_over_qps_capped_at_one_second() -> None:
-    assert TokenBucket(qps=20, burst=30).tick == 1.0
+def test_the_tick_defaults_to_burst_over_qps_capped_at_one_and_a_half_seconds() -> None:
+    assert TokenBucket(qps=20, burst=30).tick == pytest.approx(1.5)
+    assert TokenBucket(qps=5, burst=30).tick == 1.5
     assert TokenBucket(qps=10, burst=3).tick == pytest.approx(0.3)
     assert TokenBucket(qps=0, burst=30).tick == 0.0
 
