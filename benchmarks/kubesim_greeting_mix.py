@@ -2,7 +2,7 @@
 operator: one client replays what the operator and the benchmark ask of kubesim, so kubesim's share can be
 measured (and compared before/after) without the operator's own CPU on the same cores.
 
-    .venv/bin/python benchmarks/kubesim_greeting_mix.py [N] [--rounds R]
+    .venv/bin/python benchmarks/kubesim_greeting_mix.py [N] [--rounds R] [--callgrind [--keep-logs DIR]]
 
 Per object, as in operator_vs_kopf's aiokcm row: POST the Greeting; POST its ConfigMap (controller owner
 reference); PATCH `status.ready: true` on the status subresource (merge patch); POST a core/v1 `Greeted`
@@ -11,6 +11,10 @@ once.
 Objects go 50 at a time, each object's four writes in order. kubesim runs as `python -m kubesim.cli
 --no-kubelet` in its own process (the kubesim of the current directory's checkout); its utime + stime over
 the window, divided by N, is the figure (median of the rounds).
+--callgrind (deterministic A/B, benchmarks/callgrind.py): kubesim runs under valgrind's callgrind with
+instrumentation on only over the same window; the figure is then its instructions per object (CPU seconds
+under valgrind mean nothing). --keep-logs DIR keeps the dumps (DIR/kubesim.callgrind.<pid>.1) for
+callgrind_annotate.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
+from callgrind import SLOWDOWN, Callgrind, require
 from kubesim_process import process_cpu, start_kubesim, stop
 from operator_vs_kopf import CRD, GROUP, greeting
 
@@ -102,8 +109,12 @@ async def follow(response: aiohttp.ClientResponse, expected: int) -> None:
             return
 
 
-async def round_(count: int) -> float:
-    sim, url = start_kubesim("--no-kubelet", "--history-size", "200000")
+async def round_(count: int, grind: Callgrind | None = None) -> float:
+    """kubesim's CPU seconds over the window, or its instructions with `grind`."""
+    slow = SLOWDOWN if grind is not None else 1
+    sim, url = start_kubesim(
+        "--no-kubelet", "--history-size", "200000", wrap=grind.wrap if grind is not None else None
+    )
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
             await post(session, f"{url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
@@ -113,7 +124,7 @@ async def round_(count: int) -> float:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
             )
             at = paths(url)
-            for _ in range(100):  # the CRD is served
+            for _ in range(100 * slow):  # the CRD is served
                 async with session.get(at["greetings"]) as response:
                     if response.status == 200:
                         rv = (await response.json())["metadata"]["resourceVersion"]
@@ -141,10 +152,14 @@ async def round_(count: int) -> float:
                 async with sem:
                     await one(session, at, i)
 
+            if grind is not None:
+                grind.start(sim.pid)
             cpu = process_cpu(sim.pid)
             await asyncio.gather(*(limited(i) for i in range(count)))
-            await asyncio.wait_for(asyncio.gather(*followers), 120)
+            await asyncio.wait_for(asyncio.gather(*followers), 120 * slow)
             used = process_cpu(sim.pid) - cpu
+            if grind is not None:
+                used = grind.stop(sim.pid)
             for w in watches:
                 w.close()
             return used
@@ -156,15 +171,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("count", nargs="?", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--callgrind", action="store_true", help="kubesim under valgrind's callgrind: instructions/object"
+    )
+    parser.add_argument("--keep-logs", type=Path, help="with --callgrind: keep the dumps in this directory")
     args = parser.parse_args()
-    per_object = []
-    for _ in range(args.rounds):
-        started = time.perf_counter()
-        used = asyncio.run(round_(args.count))
-        per_object.append(used / args.count * 1e6)
-        took = time.perf_counter() - started
-        print(f"kubesim {used:.2f} s CPU = {per_object[-1]:.0f} us/object ({took:.1f} s)")
-    print(f"median {statistics.median(per_object):.0f} us/object of kubesim CPU ({args.count} objects)")
+    if args.callgrind:
+        require()
+    with tempfile.TemporaryDirectory(prefix="kubesim-mix-") as tmp:
+        work = args.keep_logs or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        per_object = []
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            grind = Callgrind(work, "kubesim") if args.callgrind else None
+            used = asyncio.run(round_(args.count, grind))
+            took = time.perf_counter() - started
+            if grind is not None:
+                per_object.append(used / args.count)
+                print(f"kubesim {used:,} instructions = {per_object[-1]:,.0f}/object ({took:.1f} s)")
+            else:
+                per_object.append(used / args.count * 1e6)
+                print(f"kubesim {used:.2f} s CPU = {per_object[-1]:.0f} us/object ({took:.1f} s)")
+    unit = "instructions/object of kubesim" if args.callgrind else "us/object of kubesim CPU"
+    print(f"median {statistics.median(per_object):,.0f} {unit} ({args.count} objects)")
 
 
 if __name__ == "__main__":
