@@ -2,7 +2,8 @@
 operator: one client replays what the operator and the benchmark ask of kubesim, so kubesim's share can be
 measured (and compared before/after) without the operator's own CPU on the same cores.
 
-    .venv/bin/python benchmarks/kubesim_greeting_mix.py [N] [--rounds R]
+    .venv/bin/python benchmarks/kubesim_greeting_mix.py [N] [--rounds R] [--floor]
+        [--callgrind [--keep-logs DIR]]
 
 Per object, as in operator_vs_kopf's aiokcm row: POST the Greeting; POST its ConfigMap (controller owner
 reference); PATCH `status.ready: true` on the status subresource (merge patch); POST a core/v1 `Greeted`
@@ -11,6 +12,11 @@ once.
 Objects go 50 at a time, each object's four writes in order. kubesim runs as `python -m kubesim.cli
 --no-kubelet` in its own process (the kubesim of the current directory's checkout); its utime + stime over
 the window, divided by N, is the figure (median of the rounds).
+--callgrind (deterministic A/B, benchmarks/callgrind.py): kubesim runs under valgrind's callgrind with
+instrumentation on only over the same window; the figure is then its instructions per object (CPU seconds
+under valgrind mean nothing). --keep-logs DIR keeps the dumps (DIR/kubesim.callgrind.<pid>.1) for
+callgrind_annotate. --floor replaces the mix with N GET /version (50 at a time): what a request costs
+kubesim when its handler does next to nothing (aiohttp's parsing, task, response, the event loop).
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
-from kubesim_process import process_cpu, start_kubesim, stop
+from callgrind import SLOWDOWN, Callgrind, require
+from kubesim_process import process_times, start_kubesim, stop
 from operator_vs_kopf import CRD, GROUP, greeting
 
 NS = "bench"
@@ -102,10 +111,42 @@ async def follow(response: aiohttp.ClientResponse, expected: int) -> None:
             return
 
 
-async def round_(count: int) -> float:
-    sim, url = start_kubesim("--no-kubelet", "--history-size", "200000")
+async def window(sim: Any, grind: Callgrind | None, work: Any) -> tuple[float, float]:
+    """kubesim's CPU seconds over `await work` and the system (kernel) part; or its instructions (and 0)."""
+    if grind is not None:
+        grind.start(sim.pid)
+    user, system = process_times(sim.pid)
+    await work
+    user_after, system_after = process_times(sim.pid)
+    if grind is not None:
+        return grind.stop(sim.pid), 0
+    return user_after - user + system_after - system, system_after - system
+
+
+async def floor(session: aiohttp.ClientSession, url: str, count: int) -> None:
+    """`count` GET /version, 50 at a time: what aiohttp and asyncio cost per request, next to no handler."""
+    sem = asyncio.Semaphore(50)
+
+    async def one() -> None:
+        async with sem, session.get(f"{url}/version") as response:
+            assert response.status == 200
+            await response.read()
+
+    await asyncio.gather(*(one() for _ in range(count)))
+
+
+async def round_(count: int, grind: Callgrind | None = None, only_floor: bool = False) -> tuple[float, float]:
+    """kubesim's CPU seconds over the window and the system (kernel) part of them; or its instructions
+    (and 0) with `grind`. `only_floor`: `count` GET /version instead of the mix."""
+    slow = SLOWDOWN if grind is not None else 1
+    sim, url = start_kubesim(
+        "--no-kubelet", "--history-size", "200000", wrap=grind.wrap if grind is not None else None
+    )
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            if only_floor:
+                await floor(session, url, 50)  # the connections are open and the code paths warm
+                return await window(sim, grind, floor(session, url, count))
             await post(session, f"{url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
             await post(
                 session,
@@ -113,7 +154,7 @@ async def round_(count: int) -> float:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
             )
             at = paths(url)
-            for _ in range(100):  # the CRD is served
+            for _ in range(100 * slow):  # the CRD is served
                 async with session.get(at["greetings"]) as response:
                     if response.status == 200:
                         rv = (await response.json())["metadata"]["resourceVersion"]
@@ -141,13 +182,14 @@ async def round_(count: int) -> float:
                 async with sem:
                     await one(session, at, i)
 
-            cpu = process_cpu(sim.pid)
-            await asyncio.gather(*(limited(i) for i in range(count)))
-            await asyncio.wait_for(asyncio.gather(*followers), 120)
-            used = process_cpu(sim.pid) - cpu
+            async def mix() -> None:
+                await asyncio.gather(*(limited(i) for i in range(count)))
+                await asyncio.wait_for(asyncio.gather(*followers), 120 * slow)
+
+            used, kernel = await window(sim, grind, mix())
             for w in watches:
                 w.close()
-            return used
+            return used, kernel
     finally:
         stop(sim)
 
@@ -156,15 +198,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("count", nargs="?", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--callgrind", action="store_true", help="kubesim under valgrind's callgrind: instructions/object"
+    )
+    parser.add_argument("--keep-logs", type=Path, help="with --callgrind: keep the dumps in this directory")
+    parser.add_argument(
+        "--floor", action="store_true", help="N GET /version instead of the mix: the per-request floor"
+    )
     args = parser.parse_args()
-    per_object = []
-    for _ in range(args.rounds):
-        started = time.perf_counter()
-        used = asyncio.run(round_(args.count))
-        per_object.append(used / args.count * 1e6)
-        took = time.perf_counter() - started
-        print(f"kubesim {used:.2f} s CPU = {per_object[-1]:.0f} us/object ({took:.1f} s)")
-    print(f"median {statistics.median(per_object):.0f} us/object of kubesim CPU ({args.count} objects)")
+    if args.callgrind:
+        require()
+    with tempfile.TemporaryDirectory(prefix="kubesim-mix-") as tmp:
+        work = args.keep_logs or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        per_object = []
+        what = "request" if args.floor else "object"
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            grind = Callgrind(work, "kubesim") if args.callgrind else None
+            used, kernel = asyncio.run(round_(args.count, grind, args.floor))
+            took = time.perf_counter() - started
+            if grind is not None:
+                per_object.append(used / args.count)
+                print(f"kubesim {used:,} instructions = {per_object[-1]:,.0f}/{what} ({took:.1f} s)")
+            else:
+                per_object.append(used / args.count * 1e6)
+                print(
+                    f"kubesim {used:.2f} s CPU ({kernel:.2f} s system) = {per_object[-1]:.0f} us/{what}"
+                    f" ({took:.1f} s)"
+                )
+    unit = f"instructions/{what} of kubesim" if args.callgrind else f"us/{what} of kubesim CPU"
+    print(f"median {statistics.median(per_object):,.0f} {unit} ({args.count} {what}s)")
 
 
 if __name__ == "__main__":

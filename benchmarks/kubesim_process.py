@@ -8,7 +8,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -26,10 +26,14 @@ def process_times(pid: int) -> tuple[float, float]:
     return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
 
 
-def start_kubesim(*args: str, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
-    """Start `python -m kubesim.cli --port 0 <args>`; return the process and its URL once it serves."""
+def start_kubesim(
+    *args: str, cwd: str | None = None, wrap: Callable[[list[str]], list[str]] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Start `python -m kubesim.cli --port 0 <args>`; return the process and its URL once it serves.
+    `wrap` rewrites the command line (e.g. `Callgrind.wrap`, to run it under valgrind)."""
+    command = [sys.executable, "-m", "kubesim.cli", "--port", "0", *args]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesim.cli", "--port", "0", *args],
+        wrap(command) if wrap is not None else command,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -102,16 +102,23 @@ def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo
     return UserInfo(name, uid, groups, extra)
 
 
+def refusal(auth: Auth, request: web.Request) -> web.Response | None:
+    """Authenticate `request` (its user left under USER_KEY) and authorize it: the error answering it, or
+    None when it may go on."""
+    try:
+        user = _impersonate(auth, request, _authenticate(auth, request))
+        request[USER_KEY] = user
+        if auth.enforcing:
+            auth.check(user, request_attributes(request.method, request.path, request.query))
+    except errors.ApiError as err:
+        return error_response(err)
+    return None
+
+
 def auth_middleware(auth: Auth) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
     @web.middleware
     async def authenticate_and_authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            user = _impersonate(auth, request, _authenticate(auth, request))
-            request[USER_KEY] = user
-            if auth.enforcing:
-                auth.check(user, request_attributes(request.method, request.path, request.query))
-        except errors.ApiError as err:
-            return error_response(err)
-        return await handler(request)
+        refused = refusal(auth, request)
+        return refused if refused is not None else await handler(request)
 
     return authenticate_and_authorize

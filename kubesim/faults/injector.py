@@ -159,20 +159,26 @@ class Faults:
     def middleware(self) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
         @web.middleware
         async def kubesim_faults(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if not self.active or request.path.startswith(ADMIN_PREFIX):
-                return await handler(request)
-            info = request_info(request.method, request.path, request.query)
-            if info is None:
-                return await handler(request)
-            delay = self.latency_for(info)
-            if delay > 0:
-                await asyncio.sleep(delay)
-            rule = self.error_for(info)
-            if rule is not None:
-                return error_response(rule, info)
+            if self.active:
+                injected = await self.screen(request)
+                if injected is not None:
+                    return injected
             return await handler(request)
 
         return kubesim_faults
+
+    async def screen(self, request: web.Request) -> web.Response | None:
+        """Delay `request` as the latency rules say; the injected error answering it, if a rule fails it."""
+        if request.path.startswith(ADMIN_PREFIX):
+            return None
+        info = request_info(request.method, request.path, request.query)
+        if info is None:
+            return None
+        delay = self.latency_for(info)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        rule = self.error_for(info)
+        return error_response(rule, info) if rule is not None else None
 
     @property
     def routes(self) -> list[web.RouteDef]:

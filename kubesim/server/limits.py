@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import orjson
-from aiohttp import web, web_protocol
+from aiohttp import hdrs, web, web_protocol
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_server import Server
+from aiohttp.web_urldispatcher import AbstractRoute, Resource, ResourceRoute, UrlMappingMatchInfo
 
 from kubesim.status import errors
 
@@ -60,6 +62,13 @@ def http_error(exc: web.HTTPException) -> errors.ApiError:
     return errors.ApiError(exc.status, exc.reason.replace(" ", ""), text)
 
 
+def status_response(exc: web.HTTPException) -> web.Response:
+    """An HTTP error aiohttp raised (400 or above) as a `Status` body rather than plain text."""
+    return web.Response(
+        body=orjson.dumps(http_error(exc).status()), status=exc.status, content_type="application/json"
+    )
+
+
 @web.middleware
 async def status_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """aiohttp's own HTTP errors as `Status` bodies rather than plain text."""
@@ -68,10 +77,7 @@ async def status_errors(request: web.Request, handler: Handler) -> web.StreamRes
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        response = web.Response(
-            body=orjson.dumps(http_error(exc).status()), status=exc.status, content_type="application/json"
-        )
-        return response
+        return status_response(exc)
 
 
 def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
@@ -123,9 +129,56 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # aiohttp discourages subclassing; this is the hook
 
     class LimitedApplication(web.Application):
-        """An Application whose server uses HANDLER_LIMITS and answers protocol errors with a Status."""
+        """An Application whose server uses HANDLER_LIMITS and answers protocol errors with a Status; the
+        routes given to `serve_directly` skip the URL dispatcher's walk (see `_handle`)."""
+
+        ATTRS = web.Application.ATTRS | {"_direct", "_chains"}
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._direct: tuple[tuple[str, ResourceRoute], ...] = ()
+            self._chains: dict[ResourceRoute, Handler] = {}
+
+        def serve_directly(self, prefix: str, route: AbstractRoute) -> None:
+            """Every path starting with `prefix` resolves to `route` (a `prefix{tail:.*}` route for any
+            method, that no other resource shadows): the caller's promise, which lets `_handle` go straight
+            to it."""
+            assert isinstance(route, ResourceRoute) and route.method == hdrs.METH_ANY
+            self._direct += ((prefix, route),)
 
         def _make_handler(self, **kwargs: Any) -> Server:
             server = super()._make_handler(**{**HANDLER_LIMITS, **kwargs})
             server.__class__ = StatusServer  # same state; only the protocol handler class differs
             return server
+
+        async def _handle(self, request: web.Request) -> web.StreamResponse:
+            # The API paths, nearly every request: the dispatcher would walk the path's prefixes back to
+            # /api or /apis and try the resources there in turn, and aiohttp would add a middleware that
+            # only re-sets the current app (this one already: no sub-applications). Same match info, same
+            # middlewares, without both. Anything unusual (no match, Expect:) takes aiohttp's own path.
+            path = request.rel_url.path_safe
+            route = None
+            for prefix, direct in self._direct:
+                if path.startswith(prefix):
+                    route = direct
+                    break
+            if route is None:
+                return await super()._handle(request)
+            resource = route.resource
+            match_dict = resource._match(path) if isinstance(resource, Resource) else None
+            if match_dict is None or request.headers.get(hdrs.EXPECT) or self._has_legacy_middlewares:
+                return await super()._handle(request)
+            match_info = UrlMappingMatchInfo(match_dict, route)
+            match_info.add_app(self)
+            match_info.freeze()
+            request._match_info = match_info
+            chain = self._chains.get(route)
+            if chain is None:
+                chain = self._chains[route] = self._chain(route.handler)
+            return await chain(request)
+
+        def _chain(self, handler: Handler) -> Handler:
+            """`handler` inside this application's middlewares, outermost first, as aiohttp nests them."""
+            for middleware in reversed(self._middlewares):
+                handler = partial(middleware, handler=handler)
+            return handler

@@ -28,7 +28,7 @@ _SECTIONS = ValueMemo()  # a top-level section (a pod template's spec) arrives a
 class Facts:
     """What the decoder accepts at one schema node, computed once per node."""
 
-    __slots__ = ("allowed", "date_time", "go_type", "int_range", "struct")
+    __slots__ = ("allowed", "date_time", "go_type", "int_range", "quick", "struct")
 
     def __init__(self, schema: JSON) -> None:
         self.allowed = _allowed_types(schema)  # empty: anything (free-form JSON, RawExtension)
@@ -39,6 +39,22 @@ class Facts:
         self.go_type = _go_type(schema)
         self.date_time = schema.get("format") == "date-time"
         self.struct = ""  # Go struct name of an object node, from its definition (set by the parent)
+        self.quick = _quick_types(self.allowed, self.date_time)
+
+
+def _quick_types(allowed: frozenset[str], date_time: bool) -> frozenset[type]:
+    """The Python types of scalars `_check` accepts at a node whatever their value: no Quantity or time to
+    parse, no int32 range to check. The common case, decided by one set look-up."""
+    if not allowed:
+        return frozenset((str, bool, int, float))
+    quick: set[type] = set()
+    if "string" in allowed and "number" not in allowed and not date_time:
+        quick.add(str)
+    if "boolean" in allowed:
+        quick.add(bool)
+    if "number" in allowed:
+        quick |= {int, float}
+    return frozenset(quick)
 
 
 def _allowed_types(schema: JSON) -> frozenset[str]:
@@ -141,6 +157,8 @@ def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
             found: str | None = _SECTIONS.get(
                 child, key, value, functools.partial(_section, value, root, child, key, kind)
             )
+        elif type(value) in facts(child).quick:
+            continue
         else:
             found = _check(value, root, child, key, kind, key)
         if found:
@@ -154,6 +172,8 @@ def _section(value: Any, root: Node, node: Node, key: str, kind: str) -> str:
 
 def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, path: str) -> str | None:
     info = facts(node)
+    if type(value) in info.quick:  # exact types (as JSON decodes): a subclass takes the long way
+        return None
     allowed = info.allowed
     if allowed:
         kind = _json_kind(value)
@@ -177,7 +197,7 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
             if child_value is None:
                 continue
             child = node.child(child_key)
-            if child is not None:
+            if child is not None and type(child_value) not in facts(child).quick:
                 sub = f"{path}.{child_key}" if node.properties is not None else path
                 found = _check(child_value, node, child, child_key, inner, sub)
                 if found:
