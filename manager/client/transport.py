@@ -14,7 +14,7 @@ import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
@@ -189,13 +189,16 @@ class Transport:
         self,
         method: str,
         path: str,
-        attempt_once: Callable[[dict[str, str]], Awaitable[Reply[T]]],
+        attempt_once: Callable[[dict[str, str]], Awaitable[Reply[T]]] | None,
         *,
+        unary: _Unary | None = None,
         rate_limited: bool = True,
         retry: bool = True,
     ) -> T:
         """Run `attempt_once(auth_headers)` until it yields a 2xx result, retrying as client-go does.
 
+        `unary` instead of `attempt_once`: a request of the keep-alive pool, sent inline (one coroutine and
+        closure fewer per request than an `attempt_once` would cost; the result is the answer's body).
         `retry=False` leaves every retry to the caller (the reflector has its own backoff for watches).
         """
         max_retries = self.max_retries if retry else 0
@@ -219,7 +222,17 @@ class Transport:
                     root._pool.close_idle()
             started = time.monotonic()
             try:
-                status, result, payload, retry_after_header = await attempt_once(headers)
+                if unary is not None:
+                    answer = await self.pool.request(unary.data(headers), unary.limit, gate=unary.gate)
+                    status, payload, retry_after_header = answer.status, answer.body, None
+                    if status < 300:
+                        result = cast(T, payload)
+                    else:
+                        result = None
+                        retry_after_header = answer.header("Retry-After")
+                else:
+                    assert attempt_once is not None
+                    status, result, payload, retry_after_header = await attempt_once(headers)
             except NOT_SENT as exc:
                 metrics.REQUESTS.count("<error>", method, self.host)
                 if attempt >= max_retries:
@@ -293,6 +306,32 @@ class Transport:
 
         return await self._exchange(method, path, attempt_once, rate_limited=rate_limited, retry=retry)
 
+    def _unary(
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        body: bytes | None,
+        content_type: str,
+        accept: str,
+        timeout: float | None,
+    ) -> _Unary:
+        """The request line and fixed headers of a unary request, its limit and write gate."""
+        target = self._base_path + path
+        if _NEEDS_QUOTING(target):
+            target = quote(target, safe=_PATH_SAFE)
+        if params:
+            target += "?" + urlencode(params, quote_via=quote)
+        start = f"{method} {target} HTTP/1.1\r\n{self._fixed_head}Accept: {accept}\r\n"
+        if body is not None:
+            start += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        elif method in ("POST", "PUT", "PATCH"):
+            start += "Content-Length: 0\r\n"
+        gate = self.write_gate if method in MUTATING_METHODS else None
+        if gate is not None:
+            gate()  # a write refused now need not wait for a token; the pool checks again before sending
+        return _Unary(start, body, timeout or self.request_timeout, gate)
+
     async def request_raw(
         self,
         method: str,
@@ -305,31 +344,9 @@ class Transport:
         timeout: float | None = None,
     ) -> bytes:
         """One request; returns the response body bytes of a 2xx answer, raises `ApiError` otherwise."""
-        target = self._base_path + path
-        if _NEEDS_QUOTING(target):
-            target = quote(target, safe=_PATH_SAFE)
-        if params:
-            target += "?" + urlencode(params, quote_via=quote)
-        start = f"{method} {target} HTTP/1.1\r\n{self._fixed_head}Accept: {accept}\r\n"
-        if body is not None:
-            start += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        elif method in ("POST", "PUT", "PATCH"):
-            start += "Content-Length: 0\r\n"
-        limit = timeout or self.request_timeout
-        pool = self.pool
-        gate = self.write_gate if method in MUTATING_METHODS else None
-        if gate is not None:
-            gate()  # a write refused now need not wait for a token; the pool checks again before sending
-
-        async def attempt_once(headers: dict[str, str]) -> Reply[bytes]:
-            head = start + "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
-            data = (head + "\r\n").encode("latin-1")
-            answer = await pool.request(data + body if body else data, limit, gate=gate)
-            if answer.status < 300:
-                return answer.status, answer.body, b"", None
-            return answer.status, None, answer.body, answer.header("Retry-After")
-
-        return await self._exchange(method, path, attempt_once)
+        unary = self._unary(method, path, params, body, content_type, accept, timeout)
+        raw: bytes = await self._exchange(method, path, None, unary=unary)
+        return raw
 
     async def request_json(
         self,
@@ -346,19 +363,32 @@ class Transport:
         """One request with a JSON body (any object, serialised with orjson) and a decoded JSON answer
         (`strip_managed_fields`: without its metadata.managedFields, which then are mostly not decoded)."""
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
-        raw = await self.request_raw(
-            method,
-            path,
-            params=params,
-            body=payload,
-            content_type=content_type,
-            accept=accept,
-            timeout=timeout,
-        )
+        # request_raw's work without its coroutine (this is every verb's path).
+        unary = self._unary(method, path, params, payload, content_type, accept, timeout)
+        raw: bytes = await self._exchange(method, path, None, unary=unary)
         if not raw:
             return {}
         decoded = decode_object_stripped(raw) if strip_managed_fields else orjson.loads(raw)
         return decoded if isinstance(decoded, dict) else {"items": decoded}
+
+
+class _Unary:
+    """One unary request ready to send (and to send again on a retry) through the keep-alive pool."""
+
+    __slots__ = ("body", "gate", "limit", "start")
+
+    def __init__(self, start: str, body: bytes | None, limit: float, gate: WriteGate | None) -> None:
+        self.start = start
+        self.body = body
+        self.limit = limit
+        self.gate = gate
+
+    def data(self, headers: dict[str, str]) -> bytes:
+        """The request's bytes with these auth headers."""
+        head = self.start + "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
+        data = (head + "\r\n").encode("latin-1")
+        body = self.body
+        return data + body if body else data
 
 
 def _header_value(value: str) -> str:

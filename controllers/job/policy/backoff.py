@@ -120,11 +120,13 @@ class BackoffStore:
     ) -> BackoffRecord:
         """The record after this sync's newly finished pods (not stored until `update`)."""
         record = self.get(key)
-        succeeded = sorted(finish_time(p) for p in new_succeeded)
         failed = sorted(finish_time(p) for p in new_failed)
+        if not failed:
+            # A success resets the count and no failure came after it; without any, nothing changes. The
+            # success times matter only against failures (skipped: a time parse per finished pod).
+            return BackoffRecord(key) if any(True for _ in new_succeeded) else record
+        succeeded = sorted(finish_time(p) for p in new_succeeded)
         if not succeeded:
-            if not failed:
-                return record
             return BackoffRecord(key, record.failures_after_last_success + len(failed), failed[-1])
         last_success = succeeded[-1]
         later = [t for t in failed if t > last_success]

@@ -358,3 +358,34 @@ async def test_rate_limiter_metric_observes_every_limited_request(kubesim: Any) 
         assert REGISTRY.get_sample_value("rest_client_rate_limiter_duration_seconds_count", posts)
     finally:
         await client.close()
+
+
+async def test_raw_requests_get_the_verbs_retries_errors_and_write_gate(kubesim: Any) -> None:
+    # request_raw (a write whose answer is not decoded, as the Job controller's finalizer patch) shares the
+    # verbs' path: a 429 is retried, an error answer raises its typed error, and the write gate applies.
+    client = await create_client(kubeconfig=kubesim.kubeconfig, qps=0)
+    refusals: list[str] = []
+
+    def gate() -> None:
+        if refusals:
+            raise RuntimeError(refusals[-1])
+
+    gated = client.for_component("gated", write_gate=gate)
+    try:
+        await client.create(CONFIGMAPS, configmap("raw"))
+        path = CONFIGMAPS.api_path("default", "raw")
+        rule = kubesim.faults.fail(429, verb="patch", resource="configmaps", retry_after=0, count=1)
+        merge = "application/merge-patch+json"
+        answer = await gated.request_raw("PATCH", path, body=b'{"data":{"k":"v"}}', content_type=merge)
+        assert rule.injected == 1 and b'"k":"v"' in answer
+        with pytest.raises(NotFound):
+            await gated.request_raw(
+                "PATCH", CONFIGMAPS.api_path("default", "gone"), body=b"{}", content_type=merge
+            )
+        refusals.append("not the leader")
+        with pytest.raises(RuntimeError, match="not the leader"):
+            await gated.request_raw("PATCH", path, body=b'{"data":{"k":"w"}}', content_type=merge)
+        assert (await client.get(CONFIGMAPS, "raw", "default"))["data"] == {"k": "v"}
+        assert await gated.request_raw("GET", path)  # reads are not gated
+    finally:
+        await client.close()
