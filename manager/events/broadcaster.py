@@ -271,5 +271,5 @@ class EventBroadcaster:
             _sent("error").inc()
             log.warning("cannot write event, will retry", error=str(exc))
             return False
-        self.correlator.update_state(answer)
+        self.correlator.update_state(answer, result.key)
         return True
