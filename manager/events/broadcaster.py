@@ -191,10 +191,32 @@ class EventBroadcaster:
                 self._held = False
 
     async def _run_lane(self, key: tuple[str, str, str]) -> None:
+        """Correlate and write the lane's events in order, a failed write retried. One coroutine per lane:
+        the writes it awaits wake it up through no other of ours."""
         lane = self._lanes[key]
         try:
             while lane:
-                await self._send(lane[0])
+                event = lane[0]
+                try:
+                    result = self.correlator.correlate(event)
+                    if result.skip:
+                        _sent("skip").inc()
+                    else:
+                        for attempt in range(MAX_TRIES_PER_EVENT):
+                            if await self._write(result):
+                                break
+                            if attempt + 1 < MAX_TRIES_PER_EVENT:
+                                await asyncio.sleep(self.retry_sleep)
+                        else:
+                            log.error("dropping event after retries", reason=event.get("reason"))
+                except WriteRefused:
+                    self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
+                    if self._refused == 1:
+                        log.info("events dropped: this replica may no longer hold the leader lease")
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("event sender failed on one event")
                 lane.popleft()
                 self._finished(1)
         finally:  # normally empty; cancelled (stop()), the events left in it are given up
@@ -210,30 +232,6 @@ class EventBroadcaster:
         self._pending -= count
         if self._pending <= 0:
             self._idle.set()
-
-    async def _send(self, event: Event) -> None:
-        try:
-            await self._record(event)
-        except WriteRefused:
-            self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
-            if self._refused == 1:
-                log.info("events dropped: this replica may no longer hold the leader lease")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("event sender failed on one event")
-
-    async def _record(self, event: Event) -> None:
-        result = self.correlator.correlate(event)
-        if result.skip:
-            _sent("skip").inc()
-            return
-        for attempt in range(MAX_TRIES_PER_EVENT):
-            if await self._write(result):
-                return
-            if attempt + 1 < MAX_TRIES_PER_EVENT:
-                await asyncio.sleep(self.retry_sleep)
-        log.error("dropping event after retries", reason=event.get("reason"))
 
     async def _write(self, result: Correlation) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
