@@ -119,11 +119,13 @@ class EventBroadcaster:
         if self._dropped_in_burst:
             log.warning("event queue accepts events again", dropped=self._dropped_in_burst)
             self._dropped_in_burst = 0
+        if self._pending <= 0:  # `_idle` is set exactly while nothing is pending
+            self._idle.clear()
         self._pending += 1
-        self._idle.clear()
         # Straight into its lane when nothing waits before it (the usual case): no hop through the send
         # loop, one wake-up less per event. Otherwise behind the queued ones, so the order holds.
-        if self._held or not self._queue.empty() or not self._running() or not self._dispatch(event):
+        task = self._task
+        if self._held or task is None or task.done() or not self._queue.empty() or not self._dispatch(event):
             self._queue.put_nowait(event)
 
     @property
@@ -156,9 +158,6 @@ class EventBroadcaster:
         self._lanes.clear()
         self._lane_tasks.clear()
         self._free_lanes = self.max_lanes
-
-    def _running(self) -> bool:
-        return self._task is not None and not self._task.done()
 
     def _dispatch(self, event: Event) -> bool:
         """Hand `event` to its object's lane, opening one (a task) when a lane is free. False when none is."""
@@ -218,12 +217,16 @@ class EventBroadcaster:
                 except Exception:
                     log.exception("event sender failed on one event")
                 lane.popleft()
-                self._finished(1)
+                self._pending -= 1
+                if self._pending <= 0:
+                    self._idle.set()
         finally:  # normally empty; cancelled (stop()), the events left in it are given up
-            self._finished(len(lane))
+            if lane:
+                self._finished(len(lane))
             del self._lanes[key]
             self._free_lanes += 1
-            self._lane_freed.set()
+            if self._held:  # the send loop waits for a free lane
+                self._lane_freed.set()
             task = asyncio.current_task()
             if task is not None:
                 self._lane_tasks.discard(task)
