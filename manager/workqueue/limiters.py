@@ -103,7 +103,7 @@ class MaxOfRateLimiter(Generic[T]):
         # forget() runs after every successful reconcile: only the limiters that track items are told
         # (a bucket's forget does nothing), through methods bound once.
         self._forgets = tuple(
-            limiter.forget for limiter in limiters if type(limiter) is not BucketRateLimiter
+            limiter.forget for limiter in limiters if type(limiter).forget is not BucketRateLimiter.forget
         )
 
     def when(self, item: T) -> float:
