@@ -65,6 +65,7 @@ class PolicyRule:
 
 T = TypeVar("T", bound=Hashable)
 M = TypeVar("M", bound="CustomResource")
+_MAX_LISTERS_BY_ID = 64  # the identity cache of Controller.lister()
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,10 @@ class Controller:
         # for its listers every time, and resolving the declared watch then the factory key each time
         # showed in profiles. The generation changes when the factory forgets an informer.
         self._informer_cache: dict[GroupVersionResource[Any], tuple[int, SharedInformer[Any]]] = {}
+        # id(resource) -> (resource, generation, lister): the resource objects a reconcile passes are module
+        # constants, and an identity lookup skips the frozen dataclass' Python-level __hash__ (the resource
+        # is held, so its id cannot be reused while the entry exists).
+        self._listers_by_id: dict[int, tuple[GroupVersionResource[Any], int, Lister[Any]]] = {}
         self.stats = ReconcileStats()
         if ctx.on_created is not None:
             ctx.on_created(self)
@@ -204,12 +209,19 @@ class Controller:
     def lister(self, resource: GroupVersionResource[ObjT], **selectors: Unpack[Selectors]) -> Lister[ObjT]:
         """The informer's cache, read as the resource's object type:
         `self.lister(PODS).get_by_key("ns/name")`, `.by_index(...)`, `.by_namespace(...)`."""
-        if not selectors:  # a reconcile's usual call, several times per reconcile: one lookup
-            cached = self._informer_cache.get(resource)
-            factory = self.ctx.informers
-            if cached is not None and factory is not None and cached[0] == factory.generation:
-                return cast("Lister[ObjT]", cached[1].lister)
-        return self.informer(resource, **selectors).lister
+        if selectors:
+            return self.informer(resource, **selectors).lister
+        # a reconcile's usual call, several times per reconcile: one identity lookup
+        factory = self.ctx.informers
+        hit = self._listers_by_id.get(id(resource))
+        if hit is not None and hit[0] is resource and factory is not None and hit[1] == factory.generation:
+            return cast("Lister[ObjT]", hit[2])
+        lister = self.informer(resource).lister
+        if factory is not None:
+            if len(self._listers_by_id) >= _MAX_LISTERS_BY_ID:  # resources built per call: stay bounded
+                self._listers_by_id.clear()
+            self._listers_by_id[id(resource)] = (resource, factory.generation, lister)
+        return lister
 
     def typed_lister(self, model: type[M]) -> TypedLister[M]:
         """The informer cache of custom resource `model`, read as validated models (validated once per

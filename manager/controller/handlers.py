@@ -15,6 +15,7 @@ from manager.controller.reconcile import Request
 from manager.informers import DeletedFinalStateUnknown, final_object
 
 Obj = dict[str, Any]
+_new_tuple = tuple.__new__  # a Request without the named tuple's Python-level __new__ (per watch event)
 
 
 def _group_of(api_version: str) -> str:
@@ -56,7 +57,7 @@ class EnqueueForOwner:
         ref = controller_owner(obj)
         if ref is None or ref.get("kind") != self.kind or _group_of(ref.get("apiVersion", "")) != self.group:
             return None
-        return Request(obj["metadata"].get("namespace") or "", ref["name"])
+        return _new_tuple(Request, (obj["metadata"].get("namespace") or "", ref["name"]))
 
     def on_add(self, obj: Obj, is_in_initial_list: bool) -> None:
         if (request := self._owner_request(obj)) is not None:

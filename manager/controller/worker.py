@@ -13,6 +13,7 @@ storm of doomed retries.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
 import itertools
 import os
@@ -186,86 +187,101 @@ async def _idle_while_refused(ctl: Controller, refused: WriteRefused) -> None:
     await ctl.ctx.stopping.wait()
 
 
+def _log_vars() -> tuple[contextvars.ContextVar[Any], contextvars.ContextVar[Any]]:
+    """structlog's ContextVars behind the `key` and `reconcile_id` log keys (bound and restored at once: only
+    the variables are wanted, to set them directly on the hot path)."""
+    tokens = structlog.contextvars.bind_contextvars(key=None, reconcile_id=None)
+    structlog.contextvars.reset_contextvars(**tokens)
+    return tokens["key"].var, tokens["reconcile_id"].var
+
+
 async def worker(ctl: Controller) -> None:
+    """Take keys and reconcile them, one at a time, until the queue shuts down or the manager stops.
+
+    One coroutine for the whole loop (a reconcile is not wrapped in a coroutine of its own: every wake-up
+    of the reconcile would pass through it, and it would be one more object per reconcile)."""
     queue = ctl.queue
     series = RECONCILES.series(ctl.name)
-    stopping = ctl.ctx.stopping
-    while True:
-        try:
-            request = await queue.get()
-        except QueueShutDown:
-            return
-        if stopping.is_set():  # shutting down: leave the backlog
-            queue.done(request)
-            return
-        series.active += 1
-        refused: WriteRefused | None = None
-        try:
-            await process(ctl, request)
-        except asyncio.CancelledError:
-            queue.add(request)  # interrupted mid-reconcile: it runs again after a restart
-            raise
-        except WriteRefused as exc:
-            queue.add(request)  # not done: whoever leads next reconciles it (from its own queue)
-            refused = exc
-        finally:
-            series.active -= 1
-            queue.done(request)
-        if refused is not None:
-            await _idle_while_refused(ctl, refused)
-            return
-
-
-async def process(ctl: Controller, request: Request) -> None:
-    """One reconcile and what its outcome means for the key."""
-    name = ctl.name
-    queue = ctl.queue
-    series = RECONCILES.series(name)
     observe = series.time.observe
     results = series.results
-    # bind + reset by token rather than bound_contextvars(): that one copies the whole context to save
-    # the keys it overwrites, and re-binds them after, on every reconcile; a token restores them as well.
-    tokens = structlog.contextvars.bind_contextvars(
-        controller=name, key=request.key, reconcile_id=f"{_RUN_PREFIX}-{next(_RECONCILE_IDS):x}"
-    )
+    stats = ctl.stats
+    stopping = ctl.ctx.stopping
+    perf_counter = time.perf_counter
+    # The log context of a reconcile: `controller` is bound once, in this worker task's own context (a copy
+    # of its parent's) for the task's life; `key` and `reconcile_id` per reconcile by setting and resetting
+    # their ContextVars directly: bind_contextvars/reset_contextvars would build the variable names, a kwargs
+    # dict and a token dict on every reconcile (several times the cost). Same log lines either way.
+    bound = structlog.contextvars.bind_contextvars(controller=ctl.name)
+    key_var, id_var = _log_vars()
     try:
-        start = time.perf_counter()
-        ctl.stats.reconciles += 1
-        try:
-            result = await ctl.reconcile(request)
-        except asyncio.CancelledError as cancelled:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # we are being stopped
-            # A CancelledError leaking out of the reconcile (say, from a task it awaited) must not end
-            # this worker: treat it as a failure of this key.
-            observe(time.perf_counter() - start)
-            _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
-            return
-        except WriteRefused:
-            observe(time.perf_counter() - start)
-            results["requeue"] += 1
-            raise  # not an error of the reconcile: the worker stops acting
-        except Exception as exc:
-            observe(time.perf_counter() - start)
-            _failed(ctl, request, exc)
-            return
-        observe(time.perf_counter() - start)
-        if result is not None and not isinstance(result, Result):  # a bug in the reconcile, not the worker's
-            _failed(ctl, request, TypeError(f"reconcile returned {type(result).__name__}, not Result | None"))
-            return
-        if result is not None and result.requeue_after is not None and result.requeue_after > 0:
-            queue.forget(request)
-            queue.add_after(request, result.requeue_after)
-            results["requeue_after"] += 1
-        elif result is not None and result.requeue:
-            queue.add_rate_limited(request)
-            results["requeue"] += 1
-        else:
-            queue.forget(request)
-            results["success"] += 1
+        while True:
+            try:
+                request = await queue.get()
+            except QueueShutDown:
+                return
+            if stopping.is_set():  # shutting down: leave the backlog
+                queue.done(request)
+                return
+            series.active += 1
+            refused: WriteRefused | None = None
+            key_token = key_var.set(request.key)
+            id_token = id_var.set(f"{_RUN_PREFIX}-{next(_RECONCILE_IDS):x}")
+            start = perf_counter()
+            stats.reconciles += 1
+            try:
+                result = await ctl.reconcile(request)
+            except asyncio.CancelledError as cancelled:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    queue.add(request)  # interrupted mid-reconcile: it runs again after a restart
+                    raise  # we are being stopped
+                # A CancelledError leaking out of the reconcile (say, from a task it awaited) must not end
+                # this worker: treat it as a failure of this key.
+                observe(perf_counter() - start)
+                _failed(ctl, request, RuntimeError(f"reconcile raised CancelledError: {cancelled}"))
+            except WriteRefused as exc:  # not an error of the reconcile: the worker stops acting
+                observe(perf_counter() - start)
+                results["requeue"] += 1
+                queue.add(request)  # not done: whoever leads next reconciles it (from its own queue)
+                refused = exc
+            except Exception as exc:
+                observe(perf_counter() - start)
+                _failed(ctl, request, exc)
+            else:
+                observe(perf_counter() - start)
+                if result is None:
+                    queue.forget(request)
+                    results["success"] += 1
+                else:
+                    _settle(ctl, request, result)
+            finally:
+                id_var.reset(id_token)
+                key_var.reset(key_token)
+                series.active -= 1
+                queue.done(request)
+            if refused is not None:
+                await _idle_while_refused(ctl, refused)
+                return
     finally:
-        structlog.contextvars.reset_contextvars(**tokens)
+        structlog.contextvars.reset_contextvars(**bound)
+
+
+def _settle(ctl: Controller, request: Request, result: object) -> None:
+    """What a reconcile's Result means for the key (None, the usual result, is handled inline)."""
+    queue = ctl.queue
+    results = RECONCILES.series(ctl.name).results
+    if not isinstance(result, Result):  # a bug in the reconcile, not the worker's
+        _failed(ctl, request, TypeError(f"reconcile returned {type(result).__name__}, not Result | None"))
+    elif result.requeue_after is not None and result.requeue_after > 0:
+        queue.forget(request)
+        queue.add_after(request, result.requeue_after)
+        results["requeue_after"] += 1
+    elif result.requeue:
+        queue.add_rate_limited(request)
+        results["requeue"] += 1
+    else:
+        queue.forget(request)
+        results["success"] += 1
 
 
 def _failed(ctl: Controller, request: Request, exc: Exception) -> None:

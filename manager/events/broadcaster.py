@@ -119,11 +119,13 @@ class EventBroadcaster:
         if self._dropped_in_burst:
             log.warning("event queue accepts events again", dropped=self._dropped_in_burst)
             self._dropped_in_burst = 0
+        if self._pending <= 0:  # `_idle` is set exactly while nothing is pending
+            self._idle.clear()
         self._pending += 1
-        self._idle.clear()
         # Straight into its lane when nothing waits before it (the usual case): no hop through the send
         # loop, one wake-up less per event. Otherwise behind the queued ones, so the order holds.
-        if self._held or not self._queue.empty() or not self._running() or not self._dispatch(event):
+        task = self._task
+        if self._held or task is None or task.done() or not self._queue.empty() or not self._dispatch(event):
             self._queue.put_nowait(event)
 
     @property
@@ -157,9 +159,6 @@ class EventBroadcaster:
         self._lane_tasks.clear()
         self._free_lanes = self.max_lanes
 
-    def _running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
     def _dispatch(self, event: Event) -> bool:
         """Hand `event` to its object's lane, opening one (a task) when a lane is free. False when none is."""
         key = _lane_key(event)
@@ -191,17 +190,43 @@ class EventBroadcaster:
                 self._held = False
 
     async def _run_lane(self, key: tuple[str, str, str]) -> None:
+        """Correlate and write the lane's events in order, a failed write retried. One coroutine per lane:
+        the writes it awaits wake it up through no other of ours."""
         lane = self._lanes[key]
         try:
             while lane:
-                await self._send(lane[0])
+                event = lane[0]
+                try:
+                    result = self.correlator.correlate(event)
+                    if result.skip:
+                        _sent("skip").inc()
+                    else:
+                        for attempt in range(MAX_TRIES_PER_EVENT):
+                            if await self._write(result):
+                                break
+                            if attempt + 1 < MAX_TRIES_PER_EVENT:
+                                await asyncio.sleep(self.retry_sleep)
+                        else:
+                            log.error("dropping event after retries", reason=event.get("reason"))
+                except WriteRefused:
+                    self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
+                    if self._refused == 1:
+                        log.info("events dropped: this replica may no longer hold the leader lease")
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("event sender failed on one event")
                 lane.popleft()
-                self._finished(1)
+                self._pending -= 1
+                if self._pending <= 0:
+                    self._idle.set()
         finally:  # normally empty; cancelled (stop()), the events left in it are given up
-            self._finished(len(lane))
+            if lane:
+                self._finished(len(lane))
             del self._lanes[key]
             self._free_lanes += 1
-            self._lane_freed.set()
+            if self._held:  # the send loop waits for a free lane
+                self._lane_freed.set()
             task = asyncio.current_task()
             if task is not None:
                 self._lane_tasks.discard(task)
@@ -210,30 +235,6 @@ class EventBroadcaster:
         self._pending -= count
         if self._pending <= 0:
             self._idle.set()
-
-    async def _send(self, event: Event) -> None:
-        try:
-            await self._record(event)
-        except WriteRefused:
-            self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
-            if self._refused == 1:
-                log.info("events dropped: this replica may no longer hold the leader lease")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("event sender failed on one event")
-
-    async def _record(self, event: Event) -> None:
-        result = self.correlator.correlate(event)
-        if result.skip:
-            _sent("skip").inc()
-            return
-        for attempt in range(MAX_TRIES_PER_EVENT):
-            if await self._write(result):
-                return
-            if attempt + 1 < MAX_TRIES_PER_EVENT:
-                await asyncio.sleep(self.retry_sleep)
-        log.error("dropping event after retries", reason=event.get("reason"))
 
     async def _write(self, result: Correlation) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
@@ -271,5 +272,5 @@ class EventBroadcaster:
             _sent("error").inc()
             log.warning("cannot write event, will retry", error=str(exc))
             return False
-        self.correlator.update_state(answer)
+        self.correlator.update_state(answer, result.key)
         return True

@@ -26,13 +26,14 @@ AGGREGATE_INTERVAL = 600.0
 COMBINED_PREFIX = "(combined from similar events): "
 
 Event = dict[str, Any]
+_NONE: dict[str, str] = {}  # the default of a missing section (never written)
 
 
 def aggregate_key(event: Event) -> tuple[str, ...]:
     """Everything but the message (client-go EventAggregatorByReasonFunc)."""
     # One flat tuple built in place: it is computed for every event sent and every answer stored.
-    source = event.get("source", {})
-    ref = event.get("involvedObject", {})
+    source = event.get("source", _NONE)
+    ref = event.get("involvedObject", _NONE)
     return (
         source.get("component", ""),
         source.get("host", ""),
@@ -62,38 +63,40 @@ def spam_key(event: Event) -> tuple[str, ...]:
 
 
 class _LRU(OrderedDict[tuple[str, ...], Any]):
+    """golang-lru's Cache as client-go uses it: a hit (`get` + `move_to_end`) and an add make the entry the
+    most recently used; `evict()` after adding a new entry drops the least recently used beyond `size`. The
+    records are mutable, so a hit updates one in place rather than storing a new one."""
+
     def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
         super().__init__()
         self.size = size
 
-    def lookup(self, key: tuple[str, ...]) -> Any:
-        value = self.get(key)
-        if value is not None:
-            self.move_to_end(key)
-        return value
-
-    def store(self, key: tuple[str, ...], value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
+    def evict(self) -> None:
         while len(self) > self.size:
             self.popitem(last=False)
 
 
-@dataclass
 class _Observed:
-    count: int
-    first_timestamp: str
-    name: str
-    resource_version: str
+    """client-go's eventLog: what was last sent (or answered) for one event key."""
+
+    __slots__ = ("count", "first_timestamp", "name", "resource_version")
+
+    def __init__(self, count: int, first_timestamp: str, name: str, resource_version: str) -> None:
+        self.count = count
+        self.first_timestamp = first_timestamp
+        self.name = name
+        self.resource_version = resource_version
 
 
-@dataclass
+@dataclass(slots=True)
 class Correlation:
-    """What to do with one event: `skip` it, or send `event` (as a PATCH with `patch` when not None)."""
+    """What to do with one event: `skip` it, or send `event` (as a PATCH with `patch` when not None).
+    `key`: the observation key it was correlated under, for `update_state` once it is written."""
 
     event: Event
     patch: dict[str, Any] | None = None
     skip: bool = False
+    key: tuple[str, ...] | None = None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -111,40 +114,61 @@ class EventCorrelator:
 
     def correlate(self, event: Event) -> Correlation:
         # The three keys share their fields: the aggregate key is built once and the others derived from
-        # it (aggregation and observation keep the source, involved object and type of `event`).
+        # it (aggregation and observation keep the source, involved object and type of `event`). One clock
+        # read serves the aggregation and the spam bucket (client-go reads its clock in each, microseconds
+        # apart).
         agg_key = aggregate_key(event)
-        aggregated, key = self._aggregate(event, agg_key)
-        observed, patch = self._observe(aggregated, key)
-        if self._is_spam(agg_key[:_SPAM_KEY_LENGTH]):
-            return Correlation(observed, skip=True)
-        return Correlation(observed, patch)
-
-    def update_state(self, event: Event) -> None:
-        """Remember what the server answered, so the next duplicate patches the right object."""
-        # Combined events are observed under their aggregate key (their message changes every time).
-        key = event_key(event)
-        if event.get("message", "").startswith(COMBINED_PREFIX):
-            key = aggregate_key(event)
-        self._observed.store(
-            key,
-            _Observed(
-                int(event.get("count") or 1),
-                event.get("firstTimestamp", ""),
-                event["metadata"]["name"],
-                event["metadata"].get("resourceVersion", ""),
-            ),
-        )
-
-    def _aggregate(self, event: Event, agg_key: tuple[str, ...]) -> tuple[Event, tuple[str, ...]]:
         now = self.clock()
-        record = self._aggregates.lookup(agg_key)
-        if record is None or now - record[1] > self.max_interval:
-            record = (set(), now)
+        aggregated, key = self._aggregate(event, agg_key, now)
+        observed, patch = self._observe(aggregated, key)
+        if self._is_spam(agg_key[:_SPAM_KEY_LENGTH], now):
+            return Correlation(observed, skip=True, key=key)
+        return Correlation(observed, patch, key=key)
+
+    def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
+        """Remember what the server answered, so the next duplicate patches the right object. `key`: the
+        `Correlation.key` of the event written (the server echoes every field of it), else computed from
+        `event` as client-go does."""
+        if key is None:
+            # Combined events are observed under their aggregate key (their message changes every time).
+            message = event.get("message", "")
+            agg_key = aggregate_key(event)
+            key = agg_key if message.startswith(COMBINED_PREFIX) else (*agg_key, message)
+        meta = event["metadata"]
+        count = int(event.get("count") or 1)
+        first = event.get("firstTimestamp", "")
+        rv = meta.get("resourceVersion", "")
+        observed = self._observed
+        last: _Observed | None = observed.get(key)
+        if last is None:
+            observed[key] = _Observed(count, first, meta["name"], rv)
+            if len(observed) > observed.size:
+                observed.evict()
+            return
+        observed.move_to_end(key)
+        last.count = count
+        last.first_timestamp = first
+        last.name = meta["name"]
+        last.resource_version = rv
+
+    def _aggregate(self, event: Event, agg_key: tuple[str, ...], now: float) -> tuple[Event, tuple[str, ...]]:
+        aggregates = self._aggregates
+        record: list[Any] | None = aggregates.get(agg_key)  # [messages, last seen]
+        message = event.get("message", "")
+        if record is None:
+            record = aggregates[agg_key] = [{message}, now]
+            if len(aggregates) > aggregates.size:
+                aggregates.evict()
+        else:
+            aggregates.move_to_end(agg_key)
+            if now - record[1] > self.max_interval:
+                record[0] = {message}
+            else:
+                record[0].add(message)
+            record[1] = now
         messages: set[str] = record[0]
-        messages.add(event.get("message", ""))
-        self._aggregates.store(agg_key, (messages, now))
         if len(messages) < self.max_events:
-            return event, (*agg_key, event.get("message", ""))
+            return event, (*agg_key, message)
         messages.pop()  # keep the set bounded, as client-go does
         timestamp = format_time(now)
         combined = dict(event)
@@ -156,38 +180,45 @@ class EventCorrelator:
             count=1,
             firstTimestamp=timestamp,
             lastTimestamp=timestamp,
-            message=COMBINED_PREFIX + event.get("message", ""),
+            message=COMBINED_PREFIX + message,
         )
         return combined, agg_key
 
     def _observe(self, event: Event, key: tuple[str, ...]) -> tuple[Event, dict[str, Any] | None]:
-        last: _Observed | None = self._observed.lookup(key)
+        observed = self._observed
+        last: _Observed | None = observed.get(key)
         if last is None:
-            first = event.get("firstTimestamp", "")
-            self._observed.store(key, _Observed(1, first, event["metadata"]["name"], ""))
+            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
+            if len(observed) > observed.size:
+                observed.evict()
             return event, None
+        observed.move_to_end(key)
+        last.count += 1
         updated = dict(event)
-        updated["count"] = last.count + 1
+        updated["count"] = last.count
         updated["firstTimestamp"] = last.first_timestamp
         updated["metadata"] = {**event["metadata"], "name": last.name}
         if last.resource_version:
             updated["metadata"]["resourceVersion"] = last.resource_version
-        self._observed.store(
-            key, _Observed(updated["count"], last.first_timestamp, last.name, last.resource_version)
-        )
         patch = {
-            "count": updated["count"],
+            "count": last.count,
             "lastTimestamp": updated.get("lastTimestamp"),
             "message": updated.get("message", ""),
         }
         return updated, patch
 
-    def _is_spam(self, key: tuple[str, ...]) -> bool:
-        now = self.clock()
-        bucket = self._spam.lookup(key)
+    def _is_spam(self, key: tuple[str, ...], now: float) -> bool:
+        spam = self._spam
+        bucket: list[float] | None = spam.get(key)  # [tokens, last refill]
+        burst = float(self.spam_burst)
         if bucket is None:
-            bucket = [float(self.spam_burst), now]
-        tokens = min(float(self.spam_burst), bucket[0] + (now - bucket[1]) * self.spam_qps)
+            bucket = spam[key] = [burst, now]
+            if len(spam) > spam.size:
+                spam.evict()
+        else:
+            spam.move_to_end(key)
+        tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
         allowed = tokens >= 1.0
-        self._spam.store(key, [tokens - 1.0 if allowed else tokens, now])
+        bucket[0] = tokens - 1.0 if allowed else tokens
+        bucket[1] = now
         return not allowed

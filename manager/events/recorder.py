@@ -17,16 +17,27 @@ log = structlog.get_logger("manager.events")
 
 
 def object_reference(obj: dict[str, Any]) -> dict[str, str]:
-    meta = obj.get("metadata", {})
-    ref = {
-        "kind": obj.get("kind", ""),
-        "namespace": meta.get("namespace", ""),
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "apiVersion": obj.get("apiVersion", ""),
-        "resourceVersion": meta.get("resourceVersion", ""),
-    }
-    return {k: v for k, v in ref.items() if v}
+    """The ObjectReference of `obj`: its kind, namespace, name, uid, apiVersion and resourceVersion, the
+    empty ones left out."""
+    meta = obj.get("metadata", _NONE)
+    ref: dict[str, str] = {}
+    # Field by field (no dict of every field filtered afterwards): one per recorded event.
+    if value := obj.get("kind"):
+        ref["kind"] = value
+    if value := meta.get("namespace"):
+        ref["namespace"] = value
+    if value := meta.get("name"):
+        ref["name"] = value
+    if value := meta.get("uid"):
+        ref["uid"] = value
+    if value := obj.get("apiVersion"):
+        ref["apiVersion"] = value
+    if value := meta.get("resourceVersion"):
+        ref["resourceVersion"] = value
+    return ref
+
+
+_NONE: dict[str, Any] = {}  # a missing metadata (never written)
 
 
 class EventRecorder:
@@ -44,17 +55,17 @@ class EventRecorder:
             log.warning("cannot record event", reason=reason, exc_info=True)
 
     def make_event(self, obj: dict[str, Any], type: str, reason: str, message: str) -> Event:
-        now = self.broadcaster.clock()
+        broadcaster = self.broadcaster
+        now = broadcaster.clock()
         timestamp = format_time(now)
         ref = object_reference(obj)
-        source = {"component": self.component}
-        if self.broadcaster.host:
-            source["host"] = self.broadcaster.host
+        component = self.component
+        host = broadcaster.host
         return {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{ref.get('name', '')}.{self.broadcaster.unique_nanos(now):x}",
+                "name": f"{ref.get('name', '')}.{broadcaster.unique_nanos(now):x}",
                 "namespace": ref.get("namespace") or "default",
             },
             "involvedObject": ref,
@@ -64,9 +75,9 @@ class EventRecorder:
             "count": 1,
             "firstTimestamp": timestamp,
             "lastTimestamp": timestamp,
-            "source": source,
-            "reportingComponent": self.component,
-            "reportingInstance": self.broadcaster.host,  # client-go: source.Host; "" in the real KCM
+            "source": {"component": component, "host": host} if host else {"component": component},
+            "reportingComponent": component,
+            "reportingInstance": host,  # client-go: source.Host; "" in the real KCM
         }
 
 

@@ -254,7 +254,12 @@ class SharedInformer(Generic[ObjT]):
         """Every handler is inline and can be called right now: the reflector then applies each event as
         soon as it is decoded, so a replaced object is freed before the next one is decoded."""
         listeners = self._listeners
-        return bool(listeners) and all(listener.direct for listener in listeners)
+        if not listeners:
+            return False
+        for listener in listeners:  # noqa: SIM110 (no generator object per network read)
+            if not listener.direct:
+                return False
+        return True
 
     def _cache_event(self, event_type: str, obj: Obj, stripped: bool) -> tuple[int, Any, Any] | None:
         """Transform and store one watch event; the notification for it (None for an unreadable object).

@@ -100,13 +100,18 @@ class MaxOfRateLimiter(Generic[T]):
 
     def __init__(self, *limiters: RateLimiter[T]) -> None:
         self.limiters = limiters
+        # forget() runs after every successful reconcile: only the limiters that track items are told
+        # (a bucket's forget does nothing), through methods bound once.
+        self._forgets = tuple(
+            limiter.forget for limiter in limiters if type(limiter).forget is not BucketRateLimiter.forget
+        )
 
     def when(self, item: T) -> float:
         return max(limiter.when(item) for limiter in self.limiters)
 
     def forget(self, item: T) -> None:
-        for limiter in self.limiters:
-            limiter.forget(item)
+        for forget in self._forgets:
+            forget(item)
 
     def num_requeues(self, item: T) -> int:
         return max(limiter.num_requeues(item) for limiter in self.limiters)

@@ -3,6 +3,7 @@ informer. Nothing is started: no request leaves the client."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -69,3 +70,21 @@ async def test_looks_again_after_the_factory_discards(reader: tuple[CountingFact
     fresh = ctl.informer(JOBS)
     assert fresh is not monitored
     assert fresh is factory.informer(JOBS, metadata_only=True)
+
+
+async def test_lister_by_identity(reader: tuple[CountingFactory, Reader]) -> None:
+    """The identity cache of lister(): an equal resource built anew reads the same cache, a resource
+    object built per call keeps the cache bounded, and a discarded informer is looked up again."""
+    factory, ctl = reader
+    declared = factory.informer(CONFIGMAPS, label_selector="app=x")
+    assert ctl.lister(CONFIGMAPS) is declared.lister
+    copy = dataclasses.replace(CONFIGMAPS)
+    assert copy is not CONFIGMAPS and ctl.lister(copy) is declared.lister
+    for _ in range(200):
+        assert ctl.lister(dataclasses.replace(CONFIGMAPS)) is declared.lister
+    assert len(ctl._listers_by_id) <= 64
+    monitored = factory.monitor(JOBS)
+    assert ctl.lister(JOBS) is monitored.lister
+    assert await factory.discard(monitored)
+    fresh = ctl.lister(JOBS)
+    assert fresh is not monitored.lister and fresh is factory.informer(JOBS, metadata_only=True).lister

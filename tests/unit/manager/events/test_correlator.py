@@ -168,3 +168,30 @@ def test_event_names_are_unique_even_within_one_clock_tick() -> None:
     recorder = broadcaster.recorder("c")
     names = {recorder.make_event(POD, "Normal", "R", f"m{i}")["metadata"]["name"] for i in range(100)}
     assert len(names) == 100
+
+
+def test_observations_are_kept_least_recently_used_first_out() -> None:
+    """golang-lru as client-go uses it: a hit refreshes an entry, a new one beyond the size evicts the
+    least recently used (a shrunken cache stands for the 4096 entries)."""
+    ticks = Ticks()
+    correlator = EventCorrelator(clock=ticks)
+    correlator._observed.size = 2
+    a, b, c = (make(ticks, reason=r) for r in ("A", "B", "C"))
+    sent(correlator, a)
+    sent(correlator, b)
+    assert sent(correlator, a)["patch"] is not None  # a hit: A is now the most recent
+    sent(correlator, c)  # evicts B, the least recently used
+    assert sent(correlator, a)["patch"] is not None
+    assert sent(correlator, b)["patch"] is None  # forgotten: created again
+
+
+def test_update_state_with_the_correlation_key_patches_the_answered_object() -> None:
+    ticks = Ticks()
+    correlator = EventCorrelator(clock=ticks)
+    first = correlator.correlate(make(ticks))
+    answer = {**first.event, "metadata": {**first.event["metadata"], "resourceVersion": "41"}, "count": 1}
+    correlator.update_state(answer, first.key)
+    again = correlator.correlate(make(ticks))
+    assert again.patch is not None and again.patch["count"] == 2
+    assert again.event["metadata"]["resourceVersion"] == "41"
+    assert again.event["metadata"]["name"] == first.event["metadata"]["name"]
