@@ -36,6 +36,7 @@ class Node:
         "_resolved",
         "additional",
         "atomic_map",
+        "decode_facts",
         "embedded",
         "free_form",
         "list_map_keys",
@@ -62,6 +63,7 @@ class Node:
         self.x_preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
         self.object_typed = "object" in schemas.types(schema)
         self.embedded = bool(schema.get("x-kubernetes-embedded-resource"))
+        self.decode_facts: Any = None  # kubesim.validation.decode_types.Facts, computed on first use
         self._children: dict[str, Node | None] = {}
         self._additional: Node | None = None
         self._items: Node | None = None

@@ -28,7 +28,7 @@ _SECTIONS = ValueMemo()  # a top-level section (a pod template's spec) arrives a
 class Facts:
     """What the decoder accepts at one schema node, computed once per node."""
 
-    __slots__ = ("allowed", "date_time", "go_type", "int_range", "quick", "struct")
+    __slots__ = ("allowed", "children", "date_time", "go_type", "int_range", "quick", "struct")
 
     def __init__(self, schema: JSON) -> None:
         self.allowed = _allowed_types(schema)  # empty: anything (free-form JSON, RawExtension)
@@ -40,6 +40,8 @@ class Facts:
         self.date_time = schema.get("format") == "date-time"
         self.struct = ""  # Go struct name of an object node, from its definition (set by the parent)
         self.quick = _quick_types(self.allowed, self.date_time)
+        # key -> (the child's node, the types it takes quickly): one dict look-up per field of an object
+        self.children: dict[str, tuple[Node | None, frozenset[type]]] = {}
 
 
 def _quick_types(allowed: frozenset[str], date_time: bool) -> frozenset[type]:
@@ -92,16 +94,25 @@ def _go_type(schema: JSON) -> str:
     return "interface {}"
 
 
-_facts: dict[int, tuple[Node, Facts]] = {}
-schemas.memo_tables.append(_facts)
-
-
 def facts(node: Node) -> Facts:
-    hit = _facts.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    found = Facts(node.schema)
-    _facts[id(node)] = (node, found)
+    """The node's facts, kept on the node (which goes, with them, when a CRD changes the schemas)."""
+    found: Facts | None = node.decode_facts
+    if found is None:
+        found = node.decode_facts = Facts(node.schema)
+    return found
+
+
+def _child(node: Node, info: Facts, key: str) -> tuple[Node | None, frozenset[type]]:
+    """`node.child(key)` and the types its values pass quickly, remembered per key of a declared property
+    (map keys, unbounded, are not remembered)."""
+    hit = info.children.get(key)
+    if hit is not None:
+        return hit
+    child = node.child(key)
+    found = (child, facts(child).quick if child is not None else frozenset())
+    properties = node.properties
+    if properties is not None and key in properties:
+        info.children[key] = found
     return found
 
 
@@ -147,18 +158,17 @@ def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
     if root is None:
         return None
     kind = gvk[2]
+    root_info = facts(root)
     for key, value in obj.items():
         if key in ("apiVersion", "kind", "metadata") or value is None:
             continue  # metadata: `request.check_meta_types`
-        child = root.child(key)
-        if child is None:
+        child, quick = _child(root, root_info, key)
+        if child is None or type(value) in quick:
             continue
         if isinstance(value, (dict, list)):
             found: str | None = _SECTIONS.get(
                 child, key, value, functools.partial(_section, value, root, child, key, kind)
             )
-        elif type(value) in facts(child).quick:
-            continue
         else:
             found = _check(value, root, child, key, kind, key)
         if found:
@@ -183,8 +193,9 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
             return _message(_go_value(value, kind), struct, path, _field_type(parent, key, info))
         if kind == "string" and "number" in allowed and _field_type(parent, key, info) == "resource.Quantity":
             return quantity_error(value)  # its own UnmarshalJSON: ParseQuantity's error, no "json: " prefix
-        if kind == "string" and info.date_time and _field_type(parent, key, info) == "v1.Time":
-            return time_error(value)  # metav1.Time's UnmarshalJSON: time.Parse's error
+        if kind == "string" and info.date_time:  # metav1.Time's UnmarshalJSON: time.Parse's error
+            wrong = time_error(value)  # None (the common case) whatever the field's Go type
+            return wrong if wrong is not None and _field_type(parent, key, info) == "v1.Time" else None
         if kind == "integer" and info.int_range is not None and "number" not in allowed:
             low, high = info.int_range
             if not low <= value <= high:
@@ -196,8 +207,8 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
         for child_key, child_value in value.items():
             if child_value is None:
                 continue
-            child = node.child(child_key)
-            if child is not None and type(child_value) not in facts(child).quick:
+            child, quick = _child(node, info, child_key)
+            if child is not None and type(child_value) not in quick:
                 sub = f"{path}.{child_key}" if node.properties is not None else path
                 found = _check(child_value, node, child, child_key, inner, sub)
                 if found:

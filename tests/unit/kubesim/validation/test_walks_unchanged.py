@@ -1,0 +1,196 @@
+"""The per-write walks over an object (decode types, unknown fields, a create's managedFields) give exactly
+what they gave before they were made cheaper: their results on many varied objects, valid and not, are
+compared with frozen copies of the 64be36a implementations (tests/unit/kubesim/validation/reference/)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import random
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kubesim.schema import schemas
+from kubesim.validation import decode_types
+
+REFERENCE = Path(__file__).parent / "reference"
+OWNER = {
+    "apiVersion": "example.com/v1",
+    "kind": "Greeting",
+    "name": "g",
+    "uid": "u-1",
+    "controller": True,
+    "blockOwnerDeletion": True,
+}
+SAMPLES: list[tuple[tuple[str, str, str], dict[str, Any]]] = [
+    (
+        ("", "v1", "ConfigMap"),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "g-greeting", "namespace": "bench", "ownerReferences": [OWNER]},
+            "data": {"message": "hello"},
+            "binaryData": {"b": "aGk="},
+        },
+    ),
+    (
+        ("", "v1", "Event"),
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "g.1", "namespace": "bench"},
+            "involvedObject": {"kind": "Greeting", "name": "g", "uid": "u", "resourceVersion": "12"},
+            "reason": "Greeted",
+            "message": "hi",
+            "source": {"component": "c", "host": "h"},
+            "firstTimestamp": "2026-12-06T00:00:00Z",
+            "lastTimestamp": "2026-12-06T00:00:01Z",
+            "eventTime": "2026-12-06T00:00:01.000000Z",
+            "series": {"count": 2, "lastObservedTime": "2026-12-06T00:00:01.000000Z"},
+            "count": 1,
+            "type": "Normal",
+        },
+    ),
+    (
+        ("apps", "v1", "Deployment"),
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d", "labels": {"a": "b"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"a": "b"}},
+                "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "i",
+                                "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                                "env": [{"name": "A", "value": "1"}],
+                                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                            }
+                        ],
+                        "terminationGracePeriodSeconds": 30,
+                    },
+                },
+            },
+            "status": {"replicas": 1, "conditions": [{"type": "Available", "status": "True"}]},
+        },
+    ),
+    (
+        ("batch", "v1", "Job"),
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j"},
+            "spec": {
+                "completions": 1,
+                "activeDeadlineSeconds": 60,
+                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}},
+            },
+            "status": {"startTime": "2026-12-06T00:00:00Z", "active": 1},
+        },
+    ),
+    (
+        ("", "v1", "Service"),
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"a": "b"}, "ports": [{"port": 80, "targetPort": "http"}]},
+        },
+    ),
+]
+ODD_VALUES: list[Any] = [
+    "text",
+    "12",
+    "garbage-time",
+    "2026-13-01T00:00:00Z",
+    "1.5Gi",
+    "1e3",
+    "nonsense-quantity",
+    7,
+    -1,
+    2**31,
+    2**63,
+    1.5,
+    True,
+    False,
+    None,
+    [],
+    ["x"],
+    [{"name": "n"}],
+    {},
+    {"unknownField": 1},
+    {"name": "n", "value": 3},
+]
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value in the object (the root excluded)."""
+    found = [path] if path else []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _places(child, (*path, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            found += _places(child, (*path, i))
+    return found
+
+
+def _mutants(obj: dict[str, Any], rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """The object with one to three values replaced by odd ones, or unknown keys added."""
+    result = [copy.deepcopy(obj)]
+    for _ in range(count):
+        mutant = copy.deepcopy(obj)
+        for _ in range(rng.randint(1, 3)):
+            path = rng.choice(_places(mutant))
+            parent = mutant
+            for step in path[:-1]:
+                parent = parent[step]
+            if isinstance(parent, dict) and rng.random() < 0.2:
+                parent[f"extra{rng.randint(0, 3)}"] = copy.deepcopy(rng.choice(ODD_VALUES))
+            else:
+                parent[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+        result.append(mutant)
+    return result
+
+
+def _cases(seed: int, count: int) -> list[tuple[tuple[str, str, str], dict[str, Any]]]:
+    rng = random.Random(seed)
+    return [(gvk, mutant) for gvk, obj in SAMPLES for mutant in _mutants(obj, rng, count)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos() -> None:
+    """Memo tables start empty, so that both implementations walk (a memo hit would hide a difference)."""
+    for table in schemas.memo_tables:
+        table.clear()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_decode_type_errors_unchanged(seed: int) -> None:
+    reference = _load("decode_types_64be36a")
+    cases = _cases(seed, 150)
+    errors = 0
+    for gvk, obj in cases:
+        before = copy.deepcopy(obj)
+        expected = reference.type_error(gvk, obj)
+        assert decode_types.type_error(gvk, obj) == expected, (gvk, obj)
+        assert obj == before
+        errors += expected is not None
+    assert errors > len(cases) // 4  # the mutants do reach the error paths
