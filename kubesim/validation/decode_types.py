@@ -165,7 +165,7 @@ def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
         child, quick = _child(root, root_info, key)
         if child is None or type(value) in quick:
             continue
-        if isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list)) and not child.flat:
             found: str | None = _SECTIONS.get(
                 child, key, value, functools.partial(_section, value, root, child, key, kind)
             )

@@ -5,18 +5,61 @@ compared with frozen copies of the 64be36a implementations (tests/unit/kubesim/v
 from __future__ import annotations
 
 import copy
+import functools
 import importlib.util
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
 import pytest
 
+from kubesim.merge import fieldset
 from kubesim.schema import schemas
-from kubesim.validation import decode_types
+from kubesim.validation import decode_types, objects
 
 REFERENCE = Path(__file__).parent / "reference"
+GREETING = ("example.com", "v1", "Greeting")
+WIDGET = ("example.com", "v1", "Widget")
+CUSTOM_SCHEMAS = {
+    GREETING: {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"message": {"type": "string"}}},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+    },
+    WIDGET: {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                    "items": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["id"],
+                        "items": {
+                            "type": "object",
+                            "properties": {"id": {"type": "string"}, "v": {"type": "object"}},
+                        },
+                    },
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "size": {
+                        "x-kubernetes-int-or-string": True,
+                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    },
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            },
+            "flat": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},
+            "embedded": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {}},
+        },
+    },
+}
 OWNER = {
     "apiVersion": "example.com/v1",
     "kind": "Greeting",
@@ -98,6 +141,37 @@ SAMPLES: list[tuple[tuple[str, str, str], dict[str, Any]]] = [
         },
     ),
     (
+        GREETING,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Greeting",
+            "metadata": {
+                "name": "g",
+                "namespace": "bench",
+                "managedFields": [{"manager": "m", "fieldsV1": {}}],
+            },
+            "spec": {"message": "hello"},
+            "status": {"ready": True, "deep": {"x": [1]}},
+        },
+    ),
+    (
+        WIDGET,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"},
+            "spec": {
+                "tags": ["a", "b"],
+                "items": [{"id": "1", "v": {"q": 1}}, {"id": "2"}],
+                "free": {"x": {"y": 1}},
+                "size": 3,
+                "labels": {"a": "b"},
+            },
+            "flat": {"a": "x", "b": 2},
+            "embedded": {"apiVersion": "v1", "kind": "K", "metadata": {"name": "e"}},
+        },
+    ),
+    (
         ("", "v1", "Service"),
         {
             "apiVersion": "v1",
@@ -132,6 +206,7 @@ ODD_VALUES: list[Any] = [
 ]
 
 
+@functools.cache
 def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"reference_{name}", REFERENCE / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -176,10 +251,16 @@ def _cases(seed: int, count: int) -> list[tuple[tuple[str, str, str], dict[str, 
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memos() -> None:
-    """Memo tables start empty, so that both implementations walk (a memo hit would hide a difference)."""
+def _custom_schemas_and_fresh_memos() -> Iterator[None]:
+    """The custom kinds registered; memo tables start empty, so that both implementations walk (a memo hit
+    would hide a difference)."""
+    for gvk, schema in CUSTOM_SCHEMAS.items():
+        schemas.register_crd_schema(gvk, copy.deepcopy(schema))
     for table in schemas.memo_tables:
         table.clear()
+    yield
+    for gvk in CUSTOM_SCHEMAS:
+        schemas.unregister_crd_schema(gvk)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -194,3 +275,32 @@ def test_decode_type_errors_unchanged(seed: int) -> None:
         assert obj == before
         errors += expected is not None
     assert errors > len(cases) // 4  # the mutants do reach the error paths
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unknown_fields_unchanged(seed: int) -> None:
+    reference = _load("objects_64be36a")
+    cases = _cases(seed, 150)
+    found = 0
+    for gvk, obj in cases:
+        before = copy.deepcopy(obj)
+        expected = reference.unknown_fields(gvk, obj)
+        for _ in range(2):  # the second time from the memo, where a section is memoised
+            assert objects.unknown_fields(gvk, obj) == expected, (gvk, obj)
+        assert obj == before
+        found += bool(expected)
+    assert found > len(cases) // 10
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_create_managed_fields_unchanged(seed: int) -> None:
+    reference = _load("fieldset_64be36a")
+    skip = ("apiVersion", "kind", "status")
+    for gvk, obj in _cases(seed, 150):
+        before = copy.deepcopy(obj)
+        custom = schemas.is_custom(gvk)
+        expected = reference.added_sections(obj, schemas.root(gvk), custom=custom, skip=skip)
+        for _ in range(2):
+            tree = fieldset.added_sections(obj, schemas.root(gvk), custom=custom, skip=skip)
+            assert orjson.dumps(tree) == orjson.dumps(expected), (gvk, obj)  # key order too
+        assert obj == before
