@@ -92,7 +92,6 @@ class Node:
             self._resolved |= _ITEMS
         return self._items
 
-
     @property
     def flat(self) -> bool:
         """An object whose declared fields and map values are all typed as scalars: a walk of its value goes
