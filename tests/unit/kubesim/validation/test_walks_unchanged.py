@@ -18,7 +18,7 @@ import pytest
 
 from kubesim.merge import fieldset
 from kubesim.schema import schemas
-from kubesim.validation import decode_types, objects
+from kubesim.validation import decode_types, nesting, objects
 
 REFERENCE = Path(__file__).parent / "reference"
 GREETING = ("example.com", "v1", "Greeting")
@@ -304,3 +304,30 @@ def test_create_managed_fields_unchanged(seed: int) -> None:
             tree = fieldset.added_sections(obj, schemas.root(gvk), custom=custom, skip=skip)
             assert orjson.dumps(tree) == orjson.dumps(expected), (gvk, obj)  # key order too
         assert obj == before
+
+
+def _tree(rng: random.Random, depth: int) -> Any:
+    """A random JSON-ish value: nested containers, strings holding brackets, now and then a non-JSON key."""
+    pick = rng.random()
+    if depth <= 0 or pick < 0.25:
+        return rng.choice(["x", "[{", "}]", 1, 2.5, True, None, "{[[{"])
+    if pick < 0.6:
+        return [_tree(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    tree: dict[Any, Any] = {f"k{i}": _tree(rng, depth - 1) for i in range(rng.randint(0, 3))}
+    if rng.random() < 0.05:
+        tree[7] = "int key"  # YAML can decode one; orjson refuses it
+    return tree
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_depth_check_unchanged(seed: int) -> None:
+    reference = _load("nesting_64be36a")
+    rng = random.Random(seed)
+    deep = 0
+    for _ in range(1500):
+        value = _tree(rng, rng.randint(1, 9))
+        for limit in (2, 3, 4, 5, 6, 8):
+            expected = reference.deeper_than(value, limit)
+            assert nesting.deeper_than(value, limit) == expected, (value, limit)
+            deep += expected
+    assert deep > 1000  # both answers are common
