@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from kubesim.admission import defaults
 from kubesim.merge import fieldset
 from kubesim.schema import schemas
 from kubesim.validation import decode_types, nesting, objects
@@ -23,7 +24,28 @@ from kubesim.validation import decode_types, nesting, objects
 REFERENCE = Path(__file__).parent / "reference"
 GREETING = ("example.com", "v1", "Greeting")
 WIDGET = ("example.com", "v1", "Widget")
+DEFAULTED = ("example.com", "v1", "Defaulted")
 CUSTOM_SCHEMAS = {
+    DEFAULTED: {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "default": 3},
+                    "mode": {"type": "string", "nullable": True, "default": "fast"},
+                    "ports": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"protocol": {"type": "string", "default": "TCP"}},
+                        },
+                    },
+                },
+            },
+            "extra": {"type": "object", "default": {"a": 1}},
+        },
+    },
     GREETING: {
         "type": "object",
         "properties": {
@@ -169,6 +191,15 @@ SAMPLES: list[tuple[tuple[str, str, str], dict[str, Any]]] = [
             },
             "flat": {"a": "x", "b": 2},
             "embedded": {"apiVersion": "v1", "kind": "K", "metadata": {"name": "e"}},
+        },
+    ),
+    (
+        DEFAULTED,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Defaulted",
+            "metadata": {"name": "d"},
+            "spec": {"mode": None, "ports": [{"name": "p"}, {"protocol": "UDP"}]},
         },
     ),
     (
@@ -331,3 +362,19 @@ def test_depth_check_unchanged(seed: int) -> None:
             assert nesting.deeper_than(value, limit) == expected, (value, limit)
             deep += expected
     assert deep > 1000  # both answers are common
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_custom_resource_defaults_unchanged(seed: int) -> None:
+    reference = _load("defaults_64be36a")
+    changed = 0
+    for gvk, obj in _cases(seed, 150):
+        if not schemas.is_custom(gvk):
+            continue
+        resource = f"{gvk[2].lower()}s.{gvk[0]}"
+        expected, result = copy.deepcopy(obj), copy.deepcopy(obj)
+        reference.apply_defaults(resource, expected)
+        defaults.apply_defaults(resource, result)
+        assert orjson.dumps(result) == orjson.dumps(expected), (gvk, obj)  # key order too
+        changed += expected != obj
+    assert changed > 100  # the defaulted kind does get defaults
