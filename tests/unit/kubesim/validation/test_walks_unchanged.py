@@ -21,12 +21,42 @@ from kubesim.admission import defaults
 from kubesim.merge import apply, fieldset
 from kubesim.schema import schemas
 from kubesim.validation import decode_types, nesting, objects
+from kubesim.validation.schema import validate_custom
 
 REFERENCE = Path(__file__).parent / "reference"
 GREETING = ("example.com", "v1", "Greeting")
 WIDGET = ("example.com", "v1", "Widget")
 DEFAULTED = ("example.com", "v1", "Defaulted")
+RULED = ("example.com", "v1", "Ruled")
 CUSTOM_SCHEMAS = {
+    RULED: {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "spec": {
+                "type": "object",
+                "required": ["name"],
+                "minProperties": 2,
+                "maxProperties": 15,
+                "properties": {
+                    "name": {"type": "string", "minLength": 2, "maxLength": 8, "pattern": "^[a-z]+$"},
+                    "plain": {"type": "string"},
+                    "flag": {"type": "boolean"},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 5, "exclusiveMaximum": True},
+                    "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True},
+                    "whole": {"type": "integer"},
+                    "cap": {"type": "integer", "maximum": 3},
+                    "short": {"type": "string", "maxLength": 2},
+                    "mode": {"type": "string", "enum": ["a", "b"]},
+                    "maybe": {"type": "string", "nullable": True},
+                    "port": {"x-kubernetes-int-or-string": True},
+                    "tags": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string"}},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}},
+                    "free": {"x-kubernetes-preserve-unknown-fields": True},
+                },
+            },
+        },
+    },
     DEFAULTED: {
         "type": "object",
         "properties": {
@@ -201,6 +231,30 @@ SAMPLES: list[tuple[tuple[str, str, str], dict[str, Any]]] = [
             "kind": "Defaulted",
             "metadata": {"name": "d"},
             "spec": {"mode": None, "ports": [{"name": "p"}, {"protocol": "UDP"}]},
+        },
+    ),
+    (
+        RULED,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Ruled",
+            "metadata": {"name": "r"},
+            "spec": {
+                "name": "abc",
+                "plain": "p",
+                "flag": True,
+                "count": 2,
+                "ratio": 0.5,
+                "whole": 7,
+                "cap": 2,
+                "short": "ab",
+                "mode": "a",
+                "maybe": None,
+                "port": "http",
+                "tags": ["t"],
+                "labels": {"a": "b"},
+                "free": {"x": [1]},
+            },
         },
     ),
     (
@@ -435,3 +489,18 @@ def test_update_managed_fields_unchanged(seed: int) -> None:
             assert orjson.dumps(result) == orjson.dumps(expected), (gvk, old, new, manager, sub)
             compared += 1
     assert compared > 400
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_custom_resource_validation_unchanged(seed: int) -> None:
+    reference = _load("schema_64be36a")
+    compared = invalid = 0
+    for gvk, obj in _cases(seed, 150):
+        root = schemas.root(gvk)
+        if not schemas.is_custom(gvk) or root is None:
+            continue
+        expected = reference.validate_custom(obj, root)
+        assert validate_custom(obj, root) == expected, (gvk, obj)
+        compared += 1
+        invalid += bool(expected)
+    assert compared > 500 and invalid > 100
