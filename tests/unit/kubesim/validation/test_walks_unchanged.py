@@ -21,6 +21,7 @@ from kubesim.admission import defaults
 from kubesim.merge import apply, fieldset
 from kubesim.schema import schemas
 from kubesim.validation import decode_types, nesting, objects
+from kubesim.validation.meta_types import meta_type_error
 from kubesim.validation.schema import validate_custom
 
 REFERENCE = Path(__file__).parent / "reference"
@@ -504,3 +505,47 @@ def test_custom_resource_validation_unchanged(seed: int) -> None:
         compared += 1
         invalid += bool(expected)
     assert compared > 500 and invalid > 100
+
+
+RICH_METADATA = {
+    "name": "n",
+    "generateName": "n-",
+    "namespace": "ns",
+    "uid": "u",
+    "resourceVersion": "5",
+    "generation": 2,
+    "deletionGracePeriodSeconds": 30,
+    "creationTimestamp": "2026-12-06T00:00:00Z",
+    "deletionTimestamp": "2026-12-06T00:00:09Z",
+    "labels": {"a": "b", "c": None},
+    "annotations": {"x": "y"},
+    "finalizers": ["f", None],
+    "ownerReferences": [OWNER, None],
+    "managedFields": [
+        {
+            "manager": "m",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2026-12-06T00:00:00Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {}},
+            "subresource": "status",
+        }
+    ],
+    "clusterName": 3,
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_metadata_decode_errors_unchanged(seed: int) -> None:
+    reference = _load("meta_types_64be36a")
+    rng = random.Random(seed)
+    samples = [{"metadata": RICH_METADATA}] + [{"metadata": obj["metadata"]} for _, obj in SAMPLES]
+    errors = 0
+    cases = [mutant for sample in samples for mutant in _mutants(sample, rng, 120)]
+    for case in cases:
+        meta = case["metadata"]
+        expected = reference.meta_type_error(meta, "Kind")
+        assert meta_type_error(meta, "Kind") == expected, meta
+        errors += expected is not None
+    assert errors > len(cases) // 4
