@@ -243,6 +243,28 @@ def schema_defaults(value: Any, node: JSON | None) -> None:
                 schema_defaults(item, node["items"])
 
 
+_DECLARES: dict[int, tuple[JSON, bool]] = {}  # id(CRD schema) -> (schema, whether any `default` is in it)
+schemas.memo_tables.append(_DECLARES)
+
+
+def _declares_defaults(root: JSON) -> bool:
+    hit = _DECLARES.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    found = _has_default_key(root)
+    _DECLARES[id(root)] = (root, found)
+    return found
+
+
+def _has_default_key(value: Any) -> bool:
+    """Any object in the schema with a `default` key (a property named so counts too: a harmless yes)."""
+    if isinstance(value, dict):
+        return "default" in value or any(_has_default_key(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_default_key(v) for v in value)
+    return False
+
+
 _ADMISSION: dict[str, Callable[[JSON], None]] = {"pods": pod_admission}
 
 
@@ -267,6 +289,8 @@ def apply_defaults(resource: str, obj: JSON, *, admission: bool = True) -> None:
     gvk = (group, version, str(obj.get("kind") or ""))
     if schemas.is_custom(gvk):
         root = schemas.root(gvk) or {}
+        if not _declares_defaults(root):
+            return  # nothing to default from: `default` is all the walk below ever writes
         for key, item in obj.items():
             prop = (root.get("properties") or {}).get(key)
             if key != "metadata" and isinstance(item, dict | list) and isinstance(prop, dict):

@@ -29,7 +29,10 @@ class Write:
         self.ctx = ctx
         self.request = request
         self.target = target
-        self.rtype = target.rtype
+        self.rtype = rtype = target.rtype
+        self.gvk = (rtype.group, rtype.version, rtype.kind)
+        # served resource name for the defaulting/validation hooks: "pods", "jobs.batch"
+        self.resource = f"{rtype.plural}.{rtype.group}" if rtype.group else rtype.plural
         query = request.query
         dry = query.getall("dryRun", ()) if "dryRun" in query else ()
         self.dry_run = "All" in dry
@@ -60,15 +63,6 @@ class Write:
     def now(self) -> str:
         """The managedFields time of this write, on the simulator's clock."""
         return format_time(self.ctx.clock())
-
-    @property
-    def gvk(self) -> tuple[str, str, str]:
-        return (self.rtype.group, self.rtype.version, self.rtype.kind)
-
-    @property
-    def resource(self) -> str:
-        """Served resource name for the defaulting/validation hooks: "pods", "jobs.batch"."""
-        return f"{self.rtype.plural}.{self.rtype.group}" if self.rtype.group else self.rtype.plural
 
     async def read_object(self) -> JSON:
         body = await read_body(self.request, self.ctx.max_body_bytes)

@@ -116,7 +116,7 @@ def added_sections(obj: JSON, node: JSON | None, *, custom: bool, skip: Containe
             continue
         if isinstance(value, _CONTAINERS):
             child = None if root is None else root.child(key)
-            if key == "metadata" or child is None:
+            if key == "metadata" or child is None or child.flat:  # flat: cheaper built than keyed
                 tree["f:" + key] = _added(value, child, custom, False)
             else:
                 compute = functools.partial(_added, value, child, custom, False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,11 +51,13 @@ class ResourceType:
     crd: JSON | None = field(default=None, compare=False, hash=False)  # the CRD object for custom resources
     review: bool = False  # create-only and never stored (access/identity reviews answered at once)
 
-    @property
+    # computed once per type (a frozen dataclass keeps them in its __dict__, out of eq and hash): each
+    # request asks for them several times
+    @functools.cached_property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """The store key: plural qualified by the storage group."""
         group = self.group if self.store_group is None else self.store_group

@@ -32,10 +32,12 @@ class Node:
     __slots__ = (
         "_additional",
         "_children",
+        "_flat",
         "_items",
         "_resolved",
         "additional",
         "atomic_map",
+        "decode_facts",
         "embedded",
         "free_form",
         "list_map_keys",
@@ -62,10 +64,12 @@ class Node:
         self.x_preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
         self.object_typed = "object" in schemas.types(schema)
         self.embedded = bool(schema.get("x-kubernetes-embedded-resource"))
+        self.decode_facts: Any = None  # kubesim.validation.decode_types.Facts, computed on first use
         self._children: dict[str, Node | None] = {}
         self._additional: Node | None = None
         self._items: Node | None = None
         self._resolved = 0  # bits: _ADDITIONAL, _ITEMS once computed
+        self._flat: bool | None = None
 
     def child(self, key: str) -> Node | None:
         """Compiled `schemas.child(schema, key)`."""
@@ -87,6 +91,41 @@ class Node:
             self._items = compiled(schemas.items(self.schema))
             self._resolved |= _ITEMS
         return self._items
+
+    @property
+    def flat(self) -> bool:
+        """An object whose declared fields and map values are all typed as scalars: a walk of its value goes
+        one level deep, cheaper than keying a `ValueMemo` by the value (an event's involvedObject, a
+        ConfigMap's data, a small custom spec). Decides only whether a walk is memoised, never its result."""
+        if self._flat is None:
+            self._flat = self._all_scalar_children()
+        return self._flat
+
+    def _all_scalar_children(self) -> bool:
+        if self.x_preserve or "object" not in schemas.types(self.schema):
+            return False
+        additional = self.additional
+        if additional is not None and not isinstance(additional, dict):
+            return False  # additionalProperties: true (or false: left to the memo, rare)
+        if self.properties is None and additional is None:
+            return False
+        children = [self.child(key) for key in self.properties or ()]
+        if isinstance(additional, dict):
+            children.append(compiled(schemas.resolve(additional)))
+        return all(child is not None and _scalar(child.schema) for child in children)
+
+
+def _scalar(schema: JSON) -> bool:
+    """Typed (or, for int-or-string and quantities, every branch typed) as scalars only."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return False
+    found = schemas.types(schema)
+    if not found:
+        for branch in schema.get("oneOf") or schema.get("anyOf") or ():
+            if not isinstance(branch, dict) or not schemas.types(branch):
+                return False
+            found |= schemas.types(branch)
+    return bool(found) and not found & {"object", "array"}
 
 
 _compiled: dict[int, tuple[JSON, Node]] = {}

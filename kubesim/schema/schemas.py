@@ -35,6 +35,7 @@ _resolved: dict[int, tuple[JSON, JSON]] = {}
 _child_cache: dict[tuple[int, str], tuple[JSON, JSON | None]] = {}
 _info_cache: dict[int, tuple[JSON, FieldInfo]] = {}
 _preserve_cache: dict[int, tuple[JSON, bool]] = {}
+_roots: dict[GVK, JSON | None] = {}  # root(gvk), asked several times per write
 # other modules' memo tables over nodes, cleared with these when a CRD schema changes
 memo_tables: list[dict[Any, Any]] = []
 
@@ -123,7 +124,14 @@ def unregister_crd_schema(gvk: GVK) -> None:
 
 def _forget_custom_nodes() -> None:
     """Drop the memo tables, which would otherwise keep replaced CRD schemas alive."""
-    tables: list[dict[Any, Any]] = [_resolved, _child_cache, _info_cache, _preserve_cache, *memo_tables]
+    tables: list[dict[Any, Any]] = [
+        _resolved,
+        _child_cache,
+        _info_cache,
+        _preserve_cache,
+        _roots,
+        *memo_tables,
+    ]
     for table in tables:
         table.clear()
 
@@ -159,11 +167,18 @@ def resolve(node: JSON | None) -> JSON | None:
 
 def root(gvk: GVK) -> JSON | None:
     """Top-level schema of a kind (custom resources first), or None if unknown."""
-    custom = _crd_schemas.get(gvk)
-    if custom is not None:
-        return custom
-    name = definition_name(gvk)
-    return resolve(definitions()[name]) if name else None
+    try:
+        return _roots[gvk]
+    except KeyError:
+        pass
+    found = _crd_schemas.get(gvk)
+    if found is None:
+        name = definition_name(gvk)
+        found = resolve(definitions()[name]) if name else None
+    if len(_roots) >= 4096:  # kinds named by request bodies: bounded
+        _roots.clear()
+    _roots[gvk] = found
+    return found
 
 
 def types(node: JSON) -> set[str]:

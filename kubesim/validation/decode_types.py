@@ -16,7 +16,7 @@ from typing import Any
 
 from kubesim.schema import schemas
 from kubesim.schema.nodes import Node, ValueMemo, compiled
-from kubesim.validation.gotime import time_error
+from kubesim.validation.gotime import PARSED, time_error
 from kubesim.validation.quantity import quantity_error
 
 JSON = dict[str, Any]
@@ -28,7 +28,17 @@ _SECTIONS = ValueMemo()  # a top-level section (a pod template's spec) arrives a
 class Facts:
     """What the decoder accepts at one schema node, computed once per node."""
 
-    __slots__ = ("allowed", "date_time", "go_type", "int_range", "quick", "struct")
+    __slots__ = (
+        "allowed",
+        "children",
+        "date_time",
+        "go_type",
+        "int_range",
+        "quick",
+        "quick_range",
+        "quick_time",
+        "struct",
+    )
 
     def __init__(self, schema: JSON) -> None:
         self.allowed = _allowed_types(schema)  # empty: anything (free-form JSON, RawExtension)
@@ -40,6 +50,11 @@ class Facts:
         self.date_time = schema.get("format") == "date-time"
         self.struct = ""  # Go struct name of an object node, from its definition (set by the parent)
         self.quick = _quick_types(self.allowed, self.date_time)
+        # a time string known to parse, an int within an int32/int64 range: what `_check` would pass too
+        self.quick_time = self.date_time and "string" in self.allowed and "number" not in self.allowed
+        self.quick_range = self.int_range if "number" not in self.allowed else None
+        # key -> (the child's node, its facts): one dict look-up per field of an object
+        self.children: dict[str, tuple[Node | None, Facts | None]] = {}
 
 
 def _quick_types(allowed: frozenset[str], date_time: bool) -> frozenset[type]:
@@ -92,16 +107,25 @@ def _go_type(schema: JSON) -> str:
     return "interface {}"
 
 
-_facts: dict[int, tuple[Node, Facts]] = {}
-schemas.memo_tables.append(_facts)
-
-
 def facts(node: Node) -> Facts:
-    hit = _facts.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    found = Facts(node.schema)
-    _facts[id(node)] = (node, found)
+    """The node's facts, kept on the node (which goes, with them, when a CRD changes the schemas)."""
+    found: Facts | None = node.decode_facts
+    if found is None:
+        found = node.decode_facts = Facts(node.schema)
+    return found
+
+
+def _child(node: Node, info: Facts, key: str) -> tuple[Node | None, Facts | None]:
+    """`node.child(key)` and its facts, remembered per key of a declared property (map keys, unbounded,
+    are not remembered)."""
+    hit = info.children.get(key)
+    if hit is not None:
+        return hit
+    child = node.child(key)
+    found = (child, facts(child) if child is not None else None)
+    properties = node.properties
+    if properties is not None and key in properties:
+        info.children[key] = found
     return found
 
 
@@ -147,23 +171,32 @@ def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
     if root is None:
         return None
     kind = gvk[2]
+    root_info = facts(root)
     for key, value in obj.items():
         if key in ("apiVersion", "kind", "metadata") or value is None:
             continue  # metadata: `request.check_meta_types`
-        child = root.child(key)
-        if child is None:
+        child, info = _child(root, root_info, key)
+        if child is None or info is None or type(value) in info.quick or _passes(value, info):
             continue
-        if isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list)) and not child.flat:
             found: str | None = _SECTIONS.get(
                 child, key, value, functools.partial(_section, value, root, child, key, kind)
             )
-        elif type(value) in facts(child).quick:
-            continue
         else:
             found = _check(value, root, child, key, kind, key)
         if found:
             return found
     return None
+
+
+def _passes(value: Any, info: Facts) -> bool:
+    """A scalar beyond `info.quick` that `_check` would pass at a node with these facts, told without
+    walking there: a time known to parse, an integer within its range."""
+    kind = type(value)
+    if kind is str:
+        return info.quick_time and value in PARSED
+    bounds = info.quick_range
+    return kind is int and bounds is not None and bounds[0] <= value <= bounds[1]
 
 
 def _section(value: Any, root: Node, node: Node, key: str, kind: str) -> str:
@@ -183,8 +216,9 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
             return _message(_go_value(value, kind), struct, path, _field_type(parent, key, info))
         if kind == "string" and "number" in allowed and _field_type(parent, key, info) == "resource.Quantity":
             return quantity_error(value)  # its own UnmarshalJSON: ParseQuantity's error, no "json: " prefix
-        if kind == "string" and info.date_time and _field_type(parent, key, info) == "v1.Time":
-            return time_error(value)  # metav1.Time's UnmarshalJSON: time.Parse's error
+        if kind == "string" and info.date_time:  # metav1.Time's UnmarshalJSON: time.Parse's error
+            wrong = time_error(value)  # None (the common case) whatever the field's Go type
+            return wrong if wrong is not None and _field_type(parent, key, info) == "v1.Time" else None
         if kind == "integer" and info.int_range is not None and "number" not in allowed:
             low, high = info.int_range
             if not low <= value <= high:
@@ -196,8 +230,13 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
         for child_key, child_value in value.items():
             if child_value is None:
                 continue
-            child = node.child(child_key)
-            if child is not None and type(child_value) not in facts(child).quick:
+            child, child_info = _child(node, info, child_key)
+            if (
+                child is not None
+                and child_info is not None
+                and type(child_value) not in child_info.quick
+                and not _passes(child_value, child_info)
+            ):
                 sub = f"{path}.{child_key}" if node.properties is not None else path
                 found = _check(child_value, node, child, child_key, inner, sub)
                 if found:

@@ -36,19 +36,19 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_PARSED: set[str] = set()  # times known good: clients send the same timestamps back on every update
+PARSED: set[str] = set()  # times known good: clients send the same timestamps back on every update
 
 
 def time_error(value: str) -> str | None:
     """Go's error parsing `value` as a metav1.Time, or None when it parses. (MicroTime, whose layout
     demands six fraction digits, is checked by `kubesim.registry.strategy.check_micro_times`.)"""
-    if value in _PARSED:
+    if value in PARSED:
         return None
     found = _parse_error(value)
     if found is None:
-        if len(_PARSED) >= 8192:
-            _PARSED.clear()
-        _PARSED.add(value)
+        if len(PARSED) >= 8192:
+            PARSED.clear()
+        PARSED.add(value)
     return found
 
 

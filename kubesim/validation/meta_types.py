@@ -74,8 +74,62 @@ def _entries(items: Any, path: str, struct: str, fields: dict[str, str], go_type
     return None
 
 
+# how `_passes` checks each field `_first_error` checks (the other fields are not checked at all)
+_STRING, _TIME, _STRING_MAP, _INT64, _STRING_LIST, _OWNERS, _MANAGED = range(7)
+_QUICK = {name: _STRING for name in _STRINGS} | {name: _TIME for name in _TIMES}
+_QUICK |= {"labels": _STRING_MAP, "annotations": _STRING_MAP, "finalizers": _STRING_LIST}
+_QUICK |= {"generation": _INT64, "deletionGracePeriodSeconds": _INT64}
+_QUICK |= {"ownerReferences": _OWNERS, "managedFields": _MANAGED}
+
+
 def meta_type_error(meta: Any, kind: str) -> str | None:
     """The first decode error in an object's metadata (the text after `json: `), or None."""
+    if isinstance(meta, dict) and _passes(meta):
+        return None
+    return _first_error(meta, kind)
+
+
+def _passes(meta: JSON) -> bool:
+    """Whether `_first_error` finds nothing, told by one pass over the fields the metadata holds (most hold a
+    few of the fields checked); any doubt is left to `_first_error`, which reports the first error in its
+    order."""
+    for name, value in meta.items():
+        how = _QUICK.get(name)
+        if how is None or value is None:
+            continue
+        if how == _STRING:
+            if value.__class__ is not str:
+                return False
+        elif how == _TIME:
+            if value.__class__ is not str or time_error(value):
+                return False
+        elif how == _STRING_MAP:
+            if value.__class__ is not dict or any(
+                v is not None and v.__class__ is not str for v in value.values()
+            ):
+                return False
+        elif how == _INT64:
+            if value.__class__ is not int:
+                return False
+        elif how == _STRING_LIST:
+            if value.__class__ is not list or any(v is not None and v.__class__ is not str for v in value):
+                return False
+        elif how == _OWNERS:
+            path = "metadata.ownerReferences"
+            if _entries(value, path, "OwnerReference", _OWNER_REFERENCE, "v1.OwnerReference"):
+                return False
+        elif _entries(
+            value,
+            "metadata.managedFields",
+            "ManagedFieldsEntry",
+            _MANAGED_FIELDS_ENTRY,
+            "v1.ManagedFieldsEntry",
+        ):
+            return False
+    return True
+
+
+def _first_error(meta: Any, kind: str) -> str | None:
     if not isinstance(meta, dict):
         return _error(meta, kind, "metadata", "v1.ObjectMeta")
     for name, go_type in _STRINGS.items():

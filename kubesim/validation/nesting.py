@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 MAX_DEPTH = 200
 
 
@@ -16,6 +18,13 @@ def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
     it cannot hit the recursion limit it protects against, and it stops at the first branch too deep."""
     if not isinstance(value, (dict, list)):
         return False
+    try:  # a path holds at most as many containers as the JSON has brackets (those in strings count too)
+        encoded = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # past orjson's depth, or not JSON (YAML keys): walk it
+        pass
+    else:
+        if encoded.count(b"[") + encoded.count(b"{") <= limit:
+            return False
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()

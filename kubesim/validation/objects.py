@@ -151,6 +151,10 @@ def _descend(value: Any, node: Node, path: str, key: str, found: list[str], stru
         _walk(value, node, f"{path}.{key}", found, structural)
     elif key == "metadata":
         _walk(value, node, ".metadata", found, False)
+    elif node.x_preserve or (node.free_form and not (structural and node.object_typed)):
+        return  # `_walk` would return at once: nothing to key a memo by
+    elif node.flat:  # one level deep: cheaper walked than keyed
+        _walk(value, node, "." + key, found, structural)
     else:
 
         def walk_section() -> tuple[str, ...]:

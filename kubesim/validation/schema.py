@@ -21,9 +21,22 @@ _JSON_TYPES = (
 )
 
 
+_EXACT_TYPES = {python_type: name for name, python_type in _JSON_TYPES}  # as JSON decodes: one look-up
+_INT_OR_STRING = (int, str)
+_NUMBER = (int, float)
+# what `_validate` checks of a scalar besides its type: a node with none of these takes any value of its type
+_SCALAR_RULES = frozenset(
+    ("x-kubernetes-int-or-string", "enum", "minimum", "maximum", "minLength", "maxLength", "pattern")
+)
+_PLAIN = {"string": str, "boolean": bool, "integer": int}
+
+
 def json_type(value: Any) -> str:
     if value is None:
         return "null"
+    exact = _EXACT_TYPES.get(type(value))
+    if exact is not None:
+        return exact
     for name, python_type in _JSON_TYPES:
         if isinstance(value, python_type):
             return name
@@ -78,6 +91,13 @@ def validate_custom(obj: JSON, schema: JSON) -> Causes:
 
 
 def _validate(value: Any, node: JSON, path: str) -> Causes:
+    declared = node.get("type")
+    if (
+        declared.__class__ is str
+        and _PLAIN.get(declared) is type(value)
+        and node.keys().isdisjoint(_SCALAR_RULES)
+    ):
+        return []  # a string, boolean or integer of its declared type where nothing else is asked of it
     if value is None:
         if node.get("nullable") or (node.get("x-kubernetes-preserve-unknown-fields") and "type" not in node):
             return []
@@ -92,7 +112,7 @@ def _validate(value: Any, node: JSON, path: str) -> Causes:
             ]
         return []
     if node.get("x-kubernetes-int-or-string"):
-        if not isinstance(value, int | str) or isinstance(value, bool):
+        if not isinstance(value, _INT_OR_STRING) or isinstance(value, bool):
             return [
                 _invalid(
                     path,
@@ -115,7 +135,7 @@ def _validate(value: Any, node: JSON, path: str) -> Causes:
         causes.append(
             not_supported(path, value, [v if isinstance(v, str) else go_repr(v) for v in node["enum"]])
         )
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, _NUMBER) and not isinstance(value, bool):
         causes += _bounds(value, node, path)
     if isinstance(value, str):
         causes += _string(value, node, path)

@@ -80,3 +80,22 @@ def test_crd_schemas_register_with_object_meta() -> None:
     finally:
         schemas.unregister_crd_schema(gvk)
     assert schemas.root(gvk) is None
+
+
+def test_root_is_remembered_and_follows_crd_schema_changes() -> None:
+    deployment = ("apps", "v1", "Deployment")
+    name = schemas.definition_name(deployment)
+    assert name is not None
+    assert schemas.root(deployment) is schemas.root(deployment)
+    assert schemas.root(deployment) == schemas.resolve(schemas.definitions()[name])
+    assert schemas.root(("nowhere.example.com", "v1", "Nothing")) is None
+    gvk = ("remembered.example.com", "v1", "Thing")
+    assert schemas.root(gvk) is None
+    try:
+        schemas.register_crd_schema(gvk, {"type": "object", "properties": {"spec": {"type": "string"}}})
+        assert schemas.root(gvk)["properties"]["spec"] == {"type": "string"}  # type: ignore[index]
+        schemas.register_crd_schema(gvk, {"type": "object", "properties": {"spec": {"type": "integer"}}})
+        assert schemas.root(gvk)["properties"]["spec"] == {"type": "integer"}  # type: ignore[index]
+    finally:
+        schemas.unregister_crd_schema(gvk)
+    assert schemas.root(gvk) is None
