@@ -134,6 +134,15 @@ if TYPE_CHECKING:
         final_object,
         orphan_index_key,
     )
+    from manager.metrics.families import (
+        CounterSeries,
+        ScrapeTimeCollector,
+        ScrapeTimeCounter,
+        ScrapeTimeHistogram,
+    )
+    from manager.metrics.fasthistogram import (
+        FastHistogram,
+    )
     from manager.workqueue import (
         BucketRateLimiter,
         DelayingQueue,
@@ -242,6 +251,11 @@ _EXPORTS: dict[str, str] = {
     "RateLimitingQueue": "manager.workqueue",
     "default_controller_rate_limiter": "manager.workqueue",
     "default_item_based_rate_limiter": "manager.workqueue",
+    "CounterSeries": "manager.metrics.families",
+    "ScrapeTimeCollector": "manager.metrics.families",
+    "ScrapeTimeCounter": "manager.metrics.families",
+    "ScrapeTimeHistogram": "manager.metrics.families",
+    "FastHistogram": "manager.metrics.fasthistogram",
 }
 
 # Public names that differ from the name in their module.
@@ -273,6 +287,7 @@ __all__ = [
     "ControllerContext",
     "ControllerExpectations",
     "ControllerFlags",
+    "CounterSeries",
     "CustomResource",
     "DelayingQueue",
     "DeletedFinalStateUnknown",
@@ -282,6 +297,7 @@ __all__ = [
     "EventHandlerFuncs",
     "EventRecorder",
     "Expired",
+    "FastHistogram",
     "For",
     "Forbidden",
     "GroupVersionResource",
@@ -308,6 +324,9 @@ __all__ = [
     "ResourceNotFound",
     "Result",
     "SchemaError",
+    "ScrapeTimeCollector",
+    "ScrapeTimeCounter",
+    "ScrapeTimeHistogram",
     "SecondaryQueue",
     "ServerError",
     "SharedInformer",

@@ -25,6 +25,12 @@ PUBLIC_API = {
     "PODS",
     "REPLICASETS",
     "GroupVersionResource",
+    # manager.metrics: scrape-time metric families for hot paths
+    "CounterSeries",
+    "FastHistogram",
+    "ScrapeTimeCollector",
+    "ScrapeTimeCounter",
+    "ScrapeTimeHistogram",
     # manager.informers
     "CONTROLLER_UID_INDEX",
     "NAMESPACE_INDEX",
