@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prometheus_client import Counter
-from prometheus_client.core import REGISTRY, CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import REGISTRY, CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from manager.metrics.families import ScrapeTimeHistogram
 from manager.metrics.fasthistogram import FastHistogram
 
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
@@ -25,24 +26,28 @@ class RequestStats(Collector):
 
     def __init__(self) -> None:
         self.requests: dict[tuple[str, str, str], int] = {}
-        self.durations: dict[tuple[str, str], FastHistogram] = {}
-        self.throttled: dict[tuple[str, str], FastHistogram] = {}
+        self.durations = ScrapeTimeHistogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            _LATENCY_BUCKETS,
+        )
+        self.throttled = ScrapeTimeHistogram(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            _LATENCY_BUCKETS,
+        )
 
     def count(self, code: str, method: str, host: str) -> None:
         key = (code, method, host)
         self.requests[key] = self.requests.get(key, 0) + 1
 
     def duration(self, verb: str, host: str) -> FastHistogram:
-        histogram = self.durations.get((verb, host))
-        if histogram is None:
-            histogram = self.durations[(verb, host)] = FastHistogram(_LATENCY_BUCKETS)
-        return histogram
+        return self.durations.labels(verb, host)
 
     def rate_limiter(self, verb: str, host: str) -> FastHistogram:
-        histogram = self.throttled.get((verb, host))
-        if histogram is None:
-            histogram = self.throttled[(verb, host)] = FastHistogram(_LATENCY_BUCKETS)
-        return histogram
+        return self.throttled.labels(verb, host)
 
     def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily(
@@ -53,22 +58,8 @@ class RequestStats(Collector):
         for request_labels, value in list(self.requests.items()):
             requests.add_metric(list(request_labels), value)
         yield requests
-        durations = HistogramMetricFamily(
-            "rest_client_request_duration_seconds",
-            "Request latency in seconds. Broken down by verb, and host.",
-            labels=["verb", "host"],
-        )
-        for duration_labels, histogram in list(self.durations.items()):
-            durations.add_metric(list(duration_labels), histogram.cumulative(), histogram.sum)
-        yield durations
-        throttled = HistogramMetricFamily(
-            "rest_client_rate_limiter_duration_seconds",
-            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-            labels=["verb", "host"],
-        )
-        for throttled_labels, histogram in list(self.throttled.items()):
-            throttled.add_metric(list(throttled_labels), histogram.cumulative(), histogram.sum)
-        yield throttled
+        yield self.durations.family()
+        yield self.throttled.family()
 
 
 REQUESTS = RequestStats()
