@@ -285,7 +285,7 @@ def _settle(ctl: Controller, request: Request, result: object) -> None:
 
 
 def _failed(ctl: Controller, request: Request, exc: Exception) -> None:
-
+    """Count and log a failed reconcile; requeue its key through the rate limiter unless terminal."""
     name = ctl.name
     RECONCILE_ERRORS.labels(name).inc()
     RECONCILES.series(name).results["error"] += 1

@@ -64,16 +64,19 @@ def spam_key(event: Event) -> tuple[str, ...]:
 
 class _LRU(OrderedDict[tuple[str, ...], Any]):
     """golang-lru's Cache as client-go uses it: a hit (`get` + `move_to_end`) and an add make the entry the
-    most recently used; `evict()` after adding a new entry drops the least recently used beyond `size`. The
+    most recently used; `insert()` adds a new entry and drops the least recently used beyond `size`. The
     records are mutable, so a hit updates one in place rather than storing a new one."""
 
     def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
         super().__init__()
         self.size = size
 
-    def evict(self) -> None:
+    def insert(self, key: tuple[str, ...], value: Any) -> Any:
+        """Add a new entry (most recently used); returns `value`."""
+        self[key] = value
         while len(self) > self.size:
             self.popitem(last=False)
+        return value
 
 
 class _Observed:
@@ -141,9 +144,7 @@ class EventCorrelator:
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            observed[key] = _Observed(count, first, meta["name"], rv)
-            if len(observed) > observed.size:
-                observed.evict()
+            observed.insert(key, _Observed(count, first, meta["name"], rv))
             return
         observed.move_to_end(key)
         last.count = count
@@ -156,9 +157,7 @@ class EventCorrelator:
         record: list[Any] | None = aggregates.get(agg_key)  # [messages, last seen]
         message = event.get("message", "")
         if record is None:
-            record = aggregates[agg_key] = [{message}, now]
-            if len(aggregates) > aggregates.size:
-                aggregates.evict()
+            record = aggregates.insert(agg_key, [{message}, now])
         else:
             aggregates.move_to_end(agg_key)
             if now - record[1] > self.max_interval:
@@ -188,9 +187,7 @@ class EventCorrelator:
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
-            if len(observed) > observed.size:
-                observed.evict()
+            observed.insert(key, _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], ""))
             return event, None
         observed.move_to_end(key)
         last.count += 1
@@ -212,9 +209,7 @@ class EventCorrelator:
         bucket: list[float] | None = spam.get(key)  # [tokens, last refill]
         burst = float(self.spam_burst)
         if bucket is None:
-            bucket = spam[key] = [burst, now]
-            if len(spam) > spam.size:
-                spam.evict()
+            bucket = spam.insert(key, [burst, now])
         else:
             spam.move_to_end(key)
         tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
