@@ -23,7 +23,8 @@ Optional collaborators, looked up by module name so that each can land independe
 - `kubesim.kubelet.kubelet.Kubelet(store, nodes, seed, clock)` with `async start()` / `async stop()`
   (kubelet=True);
 - `kubesim.faults.injector.Faults(seed=seed)`, bound with `.bind(compact=store.compact,
-  close_watches=watches.close_all_watches)`; its `.middleware` and `.routes` (/kubesim/...) are installed.
+  close_watches=watches.close_all_watches)`; the server's middleware calls its `.screen`, and its `.routes`
+  (/kubesim/...) are installed.
 """
 
 from __future__ import annotations

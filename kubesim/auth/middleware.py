@@ -113,12 +113,3 @@ def refusal(auth: Auth, request: web.Request) -> web.Response | None:
     except errors.ApiError as err:
         return error_response(err)
     return None
-
-
-def auth_middleware(auth: Auth) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
-    @web.middleware
-    async def authenticate_and_authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
-        refused = refusal(auth, request)
-        return refused if refused is not None else await handler(request)
-
-    return authenticate_and_authorize

@@ -155,18 +155,6 @@ class Faults:
         return bool(self.errors or self.latencies)
 
     # -- aiohttp wiring --------------------------------------------------------------------------------------
-    @property
-    def middleware(self) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
-        @web.middleware
-        async def kubesim_faults(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if self.active:
-                injected = await self.screen(request)
-                if injected is not None:
-                    return injected
-            return await handler(request)
-
-        return kubesim_faults
-
     async def screen(self, request: web.Request) -> web.Response | None:
         """Delay `request` as the latency rules say; the injected error answering it, if a rule fails it."""
         if request.path.startswith(ADMIN_PREFIX):

@@ -166,7 +166,7 @@ async def not_found(request: web.Request) -> web.Response:
 
 def _kubesim_middleware(auth: Auth, faults: Any) -> Middleware:
     """What were three middlewares, in one (two awaits fewer per request, the same answers): aiohttp's own
-    HTTP errors as Statuses (`status_errors`, around the rest), then the injected faults (when `faults`, a
+    HTTP errors as Statuses (`status_response`, around the rest), then the injected faults (when `faults`, a
     kubesim.faults.injector.Faults, has rules), then authentication and authorization."""
 
     @web.middleware

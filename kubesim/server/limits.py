@@ -69,17 +69,6 @@ def status_response(exc: web.HTTPException) -> web.Response:
     )
 
 
-@web.middleware
-async def status_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """aiohttp's own HTTP errors as `Status` bodies rather than plain text."""
-    try:
-        return await handler(request)
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return status_response(exc)
-
-
 def protocol_error(status: int, exc: BaseException | None) -> errors.ApiError:
     """The ApiError for a request aiohttp could not parse or serve."""
     if isinstance(exc, LineTooLong) or (
