@@ -217,9 +217,7 @@ class EventBroadcaster:
                 except Exception:
                     log.exception("event sender failed on one event")
                 lane.popleft()
-                self._pending -= 1
-                if self._pending <= 0:
-                    self._idle.set()
+                self._finished(1)
         finally:  # normally empty; cancelled (stop()), the events left in it are given up
             if lane:
                 self._finished(len(lane))
