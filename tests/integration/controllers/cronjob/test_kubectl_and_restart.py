@@ -71,7 +71,10 @@ async def test_bad_input_is_reported_without_a_hot_loop_and_others_still_run() -
             },
         }
         reconciles_before = cron.ctl.stats.reconciles
-        cron.tick(HOUR, "every-second", "rejected", "fine")
+        # One second into an hour of the controller's clock (real time plus an offset): the minute that names
+        # @every 1s's Job lasts 59 s more, however slowly this test runs, so a second minute's Job cannot
+        # appear while it looks (one did when a busy run crossed a minute boundary).
+        cron.set_time(cron.next_hour() + 1, "every-second", "rejected", "fine")
         await cron.wait_jobs("fine", 1)
         await cron.wait_event("rejected", "FailedCreate")
         # @every 1s: one Job per minute at most (the name is the minute), never a storm.
