@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from callgrind import SLOWDOWN, Callgrind, require
-from kubesim_process import process_cpu, start_kubesim
+from kubesim_process import process_times, process_wakeups, start_kubesim
 
 from manager import JOBS, PODS, ApiClient
 from manager.client.rest import create_client
@@ -134,7 +134,8 @@ async def run_scenario(
 ) -> dict[str, float]:
     if callgrind is not None:
         callgrind.start(manager_pid)
-    cpu0, sim0, wall0 = process_cpu(manager_pid), process_cpu(sim_pid), time.monotonic()
+    (user0, sys0), sim0 = process_times(manager_pid), sum(process_times(sim_pid))
+    wakes0, wall0 = process_wakeups(manager_pid), time.monotonic()
     if stream_seconds is None:
         await create_at_once(client, jobs)
     else:
@@ -154,7 +155,9 @@ async def run_scenario(
             break
         await asyncio.sleep(0.25)
     wall = time.monotonic() - wall0
-    cpu, sim = process_cpu(manager_pid) - cpu0, process_cpu(sim_pid) - sim0
+    (user, system), wakes = process_times(manager_pid), process_wakeups(manager_pid) - wakes0
+    user, system = user - user0, system - sys0
+    cpu, sim = user + system, sum(process_times(sim_pid)) - sim0
     instructions = callgrind.stop(manager_pid) if callgrind is not None else None
     busiest = max(("manager", cpu), ("kubesim", sim), key=lambda item: item[1])
     limit = (
@@ -175,7 +178,8 @@ async def run_scenario(
         )
     print(
         f"{label:13s} pods={pods:5d} wall={wall:6.2f}s  pods/s={pods / wall:7.1f}  "
-        f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core)  "
+        f"manager cpu={cpu:6.2f}s ({1000 * cpu / pods:5.2f} ms/pod, {100 * cpu / wall:3.0f}% of a core, "
+        f"{100 * system / max(cpu, 1e-9):2.0f}% system, {wakes / pods:4.1f} wake-ups/pod)  "
         f"kubesim cpu={sim:6.2f}s ({100 * sim / wall:3.0f}%)  limit: {limit}"
         + (f"  manager instructions/pod={instructions / pods:,.0f}" if instructions is not None else ""),
         flush=True,

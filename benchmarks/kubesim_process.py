@@ -26,6 +26,15 @@ def process_times(pid: int) -> tuple[float, float]:
     return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
 
 
+def process_wakeups(pid: int) -> int:
+    """Voluntary context switches of another process: how often it slept and was woken (Linux /proc)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
+
+
 def start_kubesim(
     *args: str, cwd: str | None = None, wrap: Callable[[list[str]], list[str]] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
