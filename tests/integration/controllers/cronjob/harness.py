@@ -99,6 +99,13 @@ class CronEnv:
         """Set the controller's clock to `when` (Unix seconds) and have it look at `names` now."""
         self.tick(when - self.clock(), *names)
 
+    def next_run(self, *names: str, minute: int = 0) -> None:
+        """Set the controller's clock one second past the next time the hour reaches `minute` (the schedules
+        here are hourly) and have it look at `names`: an hour from the run after it, so real time passing
+        while the test waits cannot make a second run due."""
+        offset = minute * 60
+        self.set_time((self.clock() - offset) // HOUR * HOUR + HOUR + offset + 1, *names)
+
     def next_hour(self) -> float:
         """The first whole hour after the controller's current time."""
         return (self.clock() // HOUR + 1) * HOUR

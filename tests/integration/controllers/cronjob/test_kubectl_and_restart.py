@@ -94,7 +94,7 @@ async def test_unknown_time_zone_and_unparseable_schedule_events() -> None:
         cached_tz, cached_sched = await cron.cached("tz"), await cron.cached("sched")
         cached_tz["spec"] = {**cached_tz["spec"], "timeZone": "Mars/Olympus"}
         cached_sched["spec"] = {**cached_sched["spec"], "schedule": "61 * * * *"}
-        cron.tick(HOUR, "tz", "sched")
+        cron.next_run("tz", "sched")
         await cron.wait_event("tz", "UnknownTimeZone")
         await cron.wait_event("sched", "UnparseableSchedule")
         events = (await cron.client.list(EVENTS, NS))["items"]

@@ -9,9 +9,9 @@ from tests.integration.controllers.cronjob.harness import HOUR, NS, active_names
 async def test_allow_runs_alongside() -> None:
     async with running() as cron:
         await cron.create(cronjob("allow", run_seconds=600, concurrencyPolicy="Allow"))
-        cron.tick(HOUR, "allow")
+        cron.next_run("allow")
         await cron.wait_jobs("allow", 1)
-        cron.tick(HOUR, "allow")
+        cron.next_run("allow")
         jobs = await cron.wait_jobs("allow", 2)
         status = (await cron.wait_status("allow", lambda s: len(s.get("active") or ()) == 2))["status"]
         assert active_names(status) == [j["metadata"]["name"] for j in jobs]
@@ -20,10 +20,10 @@ async def test_allow_runs_alongside() -> None:
 async def test_forbid_skips_while_one_runs() -> None:
     async with running() as cron:
         await cron.create(cronjob("forbid", run_seconds=600, concurrencyPolicy="Forbid"))
-        cron.tick(HOUR, "forbid")
+        cron.next_run("forbid")
         (first,) = await cron.wait_jobs("forbid", 1)
         await cron.wait_status("forbid", lambda s: s.get("active"))
-        cron.tick(HOUR, "forbid")
+        cron.next_run("forbid")
         await cron.wait_event("forbid", "JobAlreadyActive")
         assert await cron.job_names("forbid") == [first["metadata"]["name"]]
 
@@ -31,10 +31,10 @@ async def test_forbid_skips_while_one_runs() -> None:
 async def test_replace_deletes_the_running_job() -> None:
     async with running() as cron:
         await cron.create(cronjob("replace", run_seconds=600, concurrencyPolicy="Replace"))
-        cron.tick(HOUR, "replace")
+        cron.next_run("replace")
         (first,) = await cron.wait_jobs("replace", 1)
         await cron.wait_status("replace", lambda s: s.get("active"))
-        cron.tick(HOUR, "replace")
+        cron.next_run("replace")
         await cron.wait_event("replace", "SuccessfulDelete")
         (second,) = await cron.wait_jobs("replace", 1)
         assert second["metadata"]["name"] != first["metadata"]["name"]
@@ -50,7 +50,7 @@ async def test_history_limits_keep_the_newest_finished_jobs() -> None:
         await cron.create(cronjob("bad", exit_code=3, successfulJobsHistoryLimit=2, failedJobsHistoryLimit=1))
         names: dict[str, list[str]] = {"ok": [], "bad": []}
         for _ in range(4):
-            cron.tick(HOUR, "ok", "bad")
+            cron.next_run("ok", "bad")
             for name in names:
                 await cron.wait_status(name, lambda s: not s.get("active") and s.get("lastScheduleTime"))
                 names[name] = await cron.job_names(name)
@@ -69,7 +69,7 @@ async def test_history_limits_keep_the_newest_finished_jobs() -> None:
 async def test_suspend_and_resume() -> None:
     async with running() as cron:
         await cron.create(cronjob("paused", suspend=True))
-        cron.tick(HOUR, "paused")
+        cron.next_run("paused")
         # Suspended: the sync records nothing and starts nothing; unsuspending is an update, which syncs.
         await cron.client.patch(CRONJOBS, "paused", {"metadata": {"labels": {"poke": "1"}}}, NS)
         cron.tick(0, "paused")
