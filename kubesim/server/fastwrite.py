@@ -1,0 +1,86 @@
+"""Sending a plain `web.Response` (a bytes body, nothing streamed, compressed or cookied) in one step: the
+same header block and bytes that aiohttp's `prepare` + `write_eof` produce, without their chain of eight
+coroutines, the body-kind checks and the response-prepare signal walk.
+
+Nearly every answer kubesim gives is such a response (an object, a list, a Status), so this runs on almost
+every request; anything else (watches, HEAD, 204/304, a response already prepared, a response-prepare signal
+registered, access logging on) is left to aiohttp. It relies on aiohttp's private response state, so
+`supported()` checks that state exists and the protocol handler uses this only then."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import hdrs, web
+from aiohttp.helpers import rfc822_formatted_time
+from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
+from aiohttp.http_writer import StreamWriter
+from aiohttp.web_request import BaseRequest
+
+_STATE = ("_headers", "_body", "_chunked", "_compression", "_cookies", "_keep_alive", "_eof_sent")
+_STATE += ("_payload_writer", "_req", "_body_length", "_must_be_empty_body", "_compressed_body", "_reason")
+_EMPTY_BODY_STATUSES = (204, 304)
+
+
+def supported() -> bool:
+    """aiohttp keeps the response and writer state this module reads and sets (3.9 to 3.14 do)."""
+    probe = web.Response(body=b"")
+    return all(hasattr(probe, name) for name in _STATE) and hasattr(StreamWriter, "write_headers")
+
+
+def sendable(request: BaseRequest, resp: Any) -> bool:
+    """`resp` is a plain Response with a bytes body that aiohttp would send as one Content-Length message
+    with no hook to run: the cases `send` reproduces exactly."""
+    if type(resp) is not web.Response or resp._payload_writer is not None or resp._eof_sent:
+        return False
+    body = resp._body
+    if body is not None and type(body) is not bytes:
+        return False
+    if resp._chunked or resp._compression or resp._cookies or resp._compressed_body is not None:
+        return False
+    status = resp._status
+    if (
+        status < 200
+        or status in _EMPTY_BODY_STATUSES
+        or request.method in (hdrs.METH_HEAD, hdrs.METH_CONNECT)
+    ):
+        return False
+    headers = resp._headers
+    if hdrs.CONTENT_LENGTH in headers or hdrs.TRANSFER_ENCODING in headers:
+        return False
+    match_info = getattr(request, "_match_info", None)
+    return match_info is None or not any(app.on_response_prepare for app in match_info._apps)
+
+
+async def send(request: BaseRequest, resp: web.Response) -> None:
+    """What `await resp.prepare(request); await resp.write_eof()` does for a `sendable` response."""
+    body: bytes = resp._body or b""  # type: ignore[assignment]
+    headers = resp._headers
+    writer = request._payload_writer
+    resp._must_be_empty_body = False
+    resp._req = request
+    resp._payload_writer = writer
+    # Response._start, then StreamResponse._prepare_headers: the same headers, set in the same order
+    headers[hdrs.CONTENT_LENGTH] = str(len(body))
+    keep_alive = resp._keep_alive
+    if keep_alive is None:
+        keep_alive = resp._keep_alive = request.keep_alive
+    writer.length = len(body)
+    if body:
+        headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
+    if hdrs.DATE not in headers:
+        headers[hdrs.DATE] = rfc822_formatted_time()
+    headers.setdefault(hdrs.SERVER, SERVER_SOFTWARE)
+    version = request.version
+    if hdrs.CONNECTION not in headers:
+        if keep_alive:
+            if version == HttpVersion10:
+                headers[hdrs.CONNECTION] = "keep-alive"
+        elif version == HttpVersion11:
+            headers[hdrs.CONNECTION] = "close"
+    await writer.write_headers(f"HTTP/{version[0]}.{version[1]} {resp._status} {resp._reason}", headers)
+    await writer.write_eof(body)
+    resp._eof_sent = True
+    resp._req = None
+    resp._body_length = writer.output_size
+    resp._payload_writer = None
