@@ -17,8 +17,10 @@ from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
 from aiohttp.http_writer import StreamWriter
 from aiohttp.web_request import BaseRequest
 
-_STATE = ("_headers", "_body", "_chunked", "_compression", "_cookies", "_keep_alive", "_eof_sent")
-_STATE += ("_payload_writer", "_req", "_body_length", "_must_be_empty_body", "_compressed_body", "_reason")
+_STATE = (
+    *("_headers", "_body", "_chunked", "_compression", "_cookies", "_keep_alive", "_eof_sent"),
+    *("_payload_writer", "_req", "_body_length", "_must_be_empty_body", "_compressed_body", "_reason"),
+)
 _EMPTY_BODY_STATUSES = (204, 304)
 
 
