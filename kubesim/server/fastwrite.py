@@ -14,12 +14,16 @@ from typing import Any
 from aiohttp import hdrs, web
 from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
-from aiohttp.http_writer import StreamWriter
+from aiohttp.http_writer import StreamWriter, _serialize_headers
 from aiohttp.web_request import BaseRequest
 
 _STATE = (
     *("_headers", "_body", "_chunked", "_compression", "_cookies", "_keep_alive", "_eof_sent"),
     *("_payload_writer", "_req", "_body_length", "_must_be_empty_body", "_compressed_body", "_reason"),
+)
+_WRITER = (
+    *("_headers_buf", "_headers_written", "_eof", "chunked", "_compress", "_on_headers_sent"),
+    *("_on_chunk_sent", "on_body_write", "_writelines", "_write", "protocol", "write_headers"),
 )
 _EMPTY_BODY_STATUSES = (204, 304)
 
@@ -27,7 +31,8 @@ _EMPTY_BODY_STATUSES = (204, 304)
 def supported() -> bool:
     """aiohttp keeps the response and writer state this module reads and sets (3.9 to 3.14 do)."""
     probe = web.Response(body=b"")
-    return all(hasattr(probe, name) for name in _STATE) and hasattr(StreamWriter, "write_headers")
+    writer = StreamWriter(None, None)  # type: ignore[arg-type]
+    return all(hasattr(probe, name) for name in _STATE) and all(hasattr(writer, name) for name in _WRITER)
 
 
 def sendable(request: BaseRequest, resp: Any) -> bool:
@@ -52,6 +57,20 @@ def sendable(request: BaseRequest, resp: Any) -> bool:
         return False
     match_info = getattr(request, "_match_info", None)
     return match_info is None or not any(app.on_response_prepare for app in match_info._apps)
+
+
+def _bare(writer: StreamWriter) -> bool:
+    return (
+        type(writer) is StreamWriter
+        and not writer._headers_buf
+        and not writer._headers_written
+        and not writer._eof
+        and not writer.chunked
+        and writer._compress is None
+        and writer._on_headers_sent is None
+        and writer._on_chunk_sent is None
+        and writer.on_body_write is None
+    )
 
 
 async def send(request: BaseRequest, resp: web.Response) -> None:
@@ -80,8 +99,21 @@ async def send(request: BaseRequest, resp: web.Response) -> None:
                 headers[hdrs.CONNECTION] = "keep-alive"
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
-    await writer.write_headers(f"HTTP/{version[0]}.{version[1]} {resp._status} {resp._reason}", headers)
-    await writer.write_eof(body)
+    status_line = f"HTTP/{version[0]}.{version[1]} {resp._status} {resp._reason}"
+    if isinstance(writer, StreamWriter) and _bare(writer):
+        # StreamWriter.write_headers + write_eof for a writer with no hooks, compression or chunking: the
+        # header block and the body in one transport write, then a drain only if the transport is paused
+        writer._headers_written = True
+        if body:
+            writer._writelines((_serialize_headers(status_line, headers), body))
+        else:
+            writer._write(_serialize_headers(status_line, headers))
+        if writer.protocol.writing_paused:
+            await writer.drain()
+        writer._eof = True
+    else:
+        await writer.write_headers(status_line, headers)
+        await writer.write_eof(body)
     resp._eof_sent = True
     resp._req = None
     resp._body_length = writer.output_size
