@@ -76,23 +76,53 @@ def _bare(writer: StreamWriter) -> bool:
 async def send(request: BaseRequest, resp: web.Response) -> None:
     """What `await resp.prepare(request); await resp.write_eof()` does for a `sendable` response."""
     body: bytes = resp._body or b""  # type: ignore[assignment]
-    headers = resp._headers
     writer = request._payload_writer
     resp._must_be_empty_body = False
     resp._req = request
     resp._payload_writer = writer
-    # Response._start, then StreamResponse._prepare_headers: the same headers, set in the same order
-    headers[hdrs.CONTENT_LENGTH] = str(len(body))
     keep_alive = resp._keep_alive
     if keep_alive is None:
         keep_alive = resp._keep_alive = request.keep_alive
     writer.length = len(body)
+    version = request.version
+    bare = isinstance(writer, StreamWriter) and _bare(writer)
+    head: str | bytes | None = _usual_head(resp, version, body) if bare and keep_alive else None
+    if head is None:
+        head = _head(request, resp, body, keep_alive, version)
+    if isinstance(head, bytes):
+        assert isinstance(writer, StreamWriter)
+        # StreamWriter.write_headers + write_eof for a writer with no hooks, compression or chunking: the
+        # header block and the body in one transport write, then a drain only if the transport is paused
+        writer._headers_written = True
+        if body:
+            writer._writelines((head, body))
+        else:
+            writer._write(head)
+        if writer.protocol.writing_paused:
+            await writer.drain()
+        writer._eof = True
+    else:
+        assert head is not None
+        await writer.write_headers(head, resp._headers)
+        await writer.write_eof(body)
+    resp._eof_sent = True
+    resp._req = None
+    resp._body_length = writer.output_size
+    resp._payload_writer = None
+
+
+def _head(
+    request: BaseRequest, resp: web.Response, body: bytes, keep_alive: bool, version: Any
+) -> str | bytes:
+    """Response._start, then StreamResponse._prepare_headers: the same headers, set in the same order. The
+    serialised header block for a bare writer, else the status line (for StreamWriter.write_headers)."""
+    headers = resp._headers
+    headers[hdrs.CONTENT_LENGTH] = str(len(body))
     if body:
         headers.setdefault(hdrs.CONTENT_TYPE, "application/octet-stream")
     if hdrs.DATE not in headers:
         headers[hdrs.DATE] = rfc822_formatted_time()
     headers.setdefault(hdrs.SERVER, SERVER_SOFTWARE)
-    version = request.version
     if hdrs.CONNECTION not in headers:
         if keep_alive:
             if version == HttpVersion10:
@@ -100,21 +130,35 @@ async def send(request: BaseRequest, resp: web.Response) -> None:
         elif version == HttpVersion11:
             headers[hdrs.CONNECTION] = "close"
     status_line = f"HTTP/{version[0]}.{version[1]} {resp._status} {resp._reason}"
-    if isinstance(writer, StreamWriter) and _bare(writer):
-        # StreamWriter.write_headers + write_eof for a writer with no hooks, compression or chunking: the
-        # header block and the body in one transport write, then a drain only if the transport is paused
-        writer._headers_written = True
-        if body:
-            writer._writelines((_serialize_headers(status_line, headers), body))
-        else:
-            writer._write(_serialize_headers(status_line, headers))
-        if writer.protocol.writing_paused:
-            await writer.drain()
-        writer._eof = True
-    else:
-        await writer.write_headers(status_line, headers)
-        await writer.write_eof(body)
-    resp._eof_sent = True
-    resp._req = None
-    resp._body_length = writer.output_size
-    resp._payload_writer = None
+    bare = isinstance(request._payload_writer, StreamWriter) and _bare(request._payload_writer)
+    return _serialize_headers(status_line, headers) if bare else status_line
+
+
+_STARTS: dict[tuple[int, str], bytes] = {}  # (status, reason) -> the status line and "Content-Type: "
+_DATE: list[Any] = ["", b""]  # aiohttp's formatted time (one string per second) and its bytes
+_SERVER_END = f"\r\nServer: {SERVER_SOFTWARE}\r\n\r\n".encode()
+
+
+def _usual_head(resp: web.Response, version: Any, body: bytes) -> bytes | None:
+    """The header block `_head` serialises, built straight as bytes for kubesim's usual answer: HTTP/1.1,
+    keep-alive, a Content-Type its only header (Content-Length, Date and Server follow it, as aiohttp adds
+    them). The response's header multidict is left as it was: nothing reads it once the answer is sent."""
+    headers = resp._headers
+    if len(headers) != 1 or version != HttpVersion11:
+        return None
+    content_type = headers.get(hdrs.CONTENT_TYPE)
+    if content_type is None or not (content_type.isascii() and content_type.isprintable()):
+        return None  # aiohttp refuses control characters; anything unusual takes its path
+    start = _STARTS.get((resp._status, resp._reason))
+    if start is None:
+        reason = resp._reason
+        if not (reason.isascii() and reason.isprintable()) or len(_STARTS) > 256:
+            return None
+        start = _STARTS[resp._status, reason] = f"HTTP/1.1 {resp._status} {reason}\r\nContent-Type: ".encode()
+    date = rfc822_formatted_time()
+    if date is not _DATE[0]:
+        _DATE[0], _DATE[1] = date, date.encode()
+    length = str(len(body)).encode()
+    return b"".join(
+        (start, content_type.encode(), b"\r\nContent-Length: ", length, b"\r\nDate: ", _DATE[1], _SERVER_END)
+    )
