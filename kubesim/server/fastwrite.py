@@ -56,7 +56,12 @@ def sendable(request: BaseRequest, resp: Any) -> bool:
     if hdrs.CONTENT_LENGTH in headers or hdrs.TRANSFER_ENCODING in headers:
         return False
     match_info = getattr(request, "_match_info", None)
-    return match_info is None or not any(app.on_response_prepare for app in match_info._apps)
+    if match_info is None:
+        return True
+    for app in match_info._apps:  # noqa: SIM110 (a loop: any() over a generator costs more, per request)
+        if app.on_response_prepare:
+            return False
+    return True
 
 
 def _bare(writer: StreamWriter) -> bool:
