@@ -4,7 +4,6 @@ apply impersonation headers, then authorize it (RBAC mode). The review APIs read
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from itertools import chain
 
 from aiohttp import web
 
@@ -56,10 +55,11 @@ def _authenticate(auth: Auth, request: web.Request) -> UserInfo:
 
 
 def _asks_impersonation(request: web.Request) -> bool:
-    """Any Impersonate-* header (the common answer, no, on every request): the raw names and values are
-    searched at once, in C; a value containing the prefix only sends the request to the exact check in
-    `_impersonate`, which then finds no such header and changes nothing."""
-    return b"impersonate-" in b"\n".join(chain.from_iterable(request.raw_headers)).lower()
+    """Any Impersonate-* header: one pass over the raw names (the common answer, no, on every request)."""
+    for name, _ in request.raw_headers:  # noqa: SIM110 (a loop: any() over a generator costs more, per request)
+        if name[:12].lower() == b"impersonate-":
+            return True
+    return False
 
 
 def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo:

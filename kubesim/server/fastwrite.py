@@ -78,6 +78,35 @@ def _bare(writer: StreamWriter) -> bool:
     )
 
 
+def send_usual(request: BaseRequest, resp: web.Response) -> bool:
+    """`send` without an await, for kubesim's usual answer (see `_usual_head`) on a writer with no hooks:
+    True once it is written (the caller drains if the transport is paused), False if it is not usual (then
+    nothing was touched)."""
+    writer = request._payload_writer
+    if type(writer) is not StreamWriter or not _bare(writer):
+        return False
+    keep_alive = resp._keep_alive
+    if keep_alive is None:
+        keep_alive = request.keep_alive
+    body: bytes = resp._body or b""  # type: ignore[assignment]
+    head = _usual_head(resp, request.version, body) if keep_alive else None
+    if head is None:
+        return False
+    resp._keep_alive = keep_alive
+    resp._must_be_empty_body = False
+    writer.length = len(body)
+    # StreamWriter.write_headers + write_eof: the header block and the body in one transport write
+    writer._headers_written = True
+    if body:
+        writer._writelines((head, body))
+    else:
+        writer._write(head)
+    writer._eof = True
+    resp._eof_sent = True
+    resp._body_length = writer.output_size
+    return True
+
+
 async def send(request: BaseRequest, resp: web.Response) -> None:
     """What `await resp.prepare(request); await resp.write_eof()` does for a `sendable` response."""
     body: bytes = resp._body or b""  # type: ignore[assignment]
@@ -89,15 +118,10 @@ async def send(request: BaseRequest, resp: web.Response) -> None:
     if keep_alive is None:
         keep_alive = resp._keep_alive = request.keep_alive
     writer.length = len(body)
-    version = request.version
-    bare = isinstance(writer, StreamWriter) and _bare(writer)
-    head: str | bytes | None = _usual_head(resp, version, body) if bare and keep_alive else None
-    if head is None:
-        head = _head(request, resp, body, keep_alive, version)
+    head = _head(request, resp, body, keep_alive, request.version)
     if isinstance(head, bytes):
         assert isinstance(writer, StreamWriter)
-        # StreamWriter.write_headers + write_eof for a writer with no hooks, compression or chunking: the
-        # header block and the body in one transport write, then a drain only if the transport is paused
+        # as in send_usual, then a drain only if the transport is paused
         writer._headers_written = True
         if body:
             writer._writelines((head, body))
@@ -107,7 +131,6 @@ async def send(request: BaseRequest, resp: web.Response) -> None:
             await writer.drain()
         writer._eof = True
     else:
-        assert head is not None
         await writer.write_headers(head, resp._headers)
         await writer.write_eof(body)
     resp._eof_sent = True
@@ -144,6 +167,18 @@ _DATE: list[Any] = ["", b""]  # aiohttp's formatted time (one string per second)
 _SERVER_END = f"\r\nServer: {SERVER_SOFTWARE}\r\n\r\n".encode()
 
 
+_CONTENT_TYPES: dict[str | None, bytes] = {}  # a Content-Type seen -> its bytes
+
+
+def _content_type(value: str | None) -> bytes | None:
+    """A Content-Type's bytes, remembered; None for none or an unusual one (aiohttp refuses control
+    characters: anything but printable ASCII takes its path)."""
+    if value is None or not (value.isascii() and value.isprintable()) or len(_CONTENT_TYPES) > 64:
+        return None
+    data = _CONTENT_TYPES[value] = value.encode()
+    return data
+
+
 def _usual_head(resp: web.Response, version: Any, body: bytes) -> bytes | None:
     """The header block `_head` serialises, built straight as bytes for kubesim's usual answer: HTTP/1.1,
     keep-alive, a Content-Type its only header (Content-Length, Date and Server follow it, as aiohttp adds
@@ -151,9 +186,11 @@ def _usual_head(resp: web.Response, version: Any, body: bytes) -> bytes | None:
     headers = resp._headers
     if len(headers) != 1 or version != HttpVersion11:
         return None
-    content_type = headers.get(hdrs.CONTENT_TYPE)
-    if content_type is None or not (content_type.isascii() and content_type.isprintable()):
-        return None  # aiohttp refuses control characters; anything unusual takes its path
+    content_type = _CONTENT_TYPES.get(headers.get(hdrs.CONTENT_TYPE))
+    if content_type is None:
+        content_type = _content_type(headers.get(hdrs.CONTENT_TYPE))
+        if content_type is None:
+            return None
     start = _STARTS.get((resp._status, resp._reason))
     if start is None:
         reason = resp._reason
@@ -165,5 +202,5 @@ def _usual_head(resp: web.Response, version: Any, body: bytes) -> bytes | None:
         _DATE[0], _DATE[1] = date, date.encode()
     length = str(len(body)).encode()
     return b"".join(
-        (start, content_type.encode(), b"\r\nContent-Length: ", length, b"\r\nDate: ", _DATE[1], _SERVER_END)
+        (start, content_type, b"\r\nContent-Length: ", length, b"\r\nDate: ", _DATE[1], _SERVER_END)
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Awaitable, Callable
 from functools import partial
-from itertools import chain
 from typing import Any
 
 import orjson
@@ -45,8 +44,7 @@ def header_fields_too_large(detail: str) -> errors.ApiError:
 
 def header_bytes_error(request: web.BaseRequest) -> errors.ApiError | None:
     """The total of the request line and headers past MAX_HEADER_BYTES (each part passed aiohttp alone)."""
-    raw = request.raw_headers  # (name, value) pairs: their bytes counted in C, with ": " and CRLF each
-    total = len(request.raw_path) + len(b"".join(chain.from_iterable(raw))) + 4 * len(raw)
+    total = len(request.raw_path) + sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
     if total <= MAX_HEADER_BYTES:
         return None
     return header_fields_too_large(f"{total} bytes of request line and headers (limit {MAX_HEADER_BYTES})")
@@ -106,7 +104,10 @@ class StatusRequestHandler(web_protocol.RequestHandler):
             return await super().finish_response(request, resp, start_time)
         request._finish()
         try:
-            await fastwrite.send(request, resp)  # type: ignore[arg-type]
+            if not fastwrite.send_usual(request, resp):  # type: ignore[arg-type]
+                await fastwrite.send(request, resp)  # type: ignore[arg-type]
+            elif self.writing_paused:
+                await request._payload_writer.drain()
         except ConnectionError:
             return resp, True
         return resp, False

@@ -81,13 +81,20 @@ async def test_fast_write_sends_what_aiohttp_sends(
 ) -> None:
     assert limits._FAST_WRITE  # the installed aiohttp has the state fastwrite needs
     sent = []
-    original = fastwrite.send
+    original, original_usual = fastwrite.send, fastwrite.send_usual
 
     async def counted(request: object, resp: object) -> None:
         sent.append(path)
         await original(request, resp)  # type: ignore[arg-type]
 
+    def counted_usual(request: object, resp: object) -> bool:
+        done = original_usual(request, resp)  # type: ignore[arg-type]
+        if done:
+            sent.append(path)
+        return done
+
     monkeypatch.setattr(fastwrite, "send", counted)
+    monkeypatch.setattr(fastwrite, "send_usual", counted_usual)
     fast = await exchange(sim, method, path, version, headers, body)
     assert sent == ([] if method == "HEAD" else [path])  # HEAD: aiohttp's own path
     monkeypatch.setattr(limits, "_FAST_WRITE", False)
