@@ -29,7 +29,7 @@ _EMPTY_BODY_STATUSES = (204, 304)
 
 
 def supported() -> bool:
-    """aiohttp keeps the response and writer state this module reads and sets (3.9 to 3.14 do)."""
+    """The installed aiohttp keeps the response and writer state this module reads and sets (3.14 does)."""
     probe = web.Response(body=b"")
     writer = StreamWriter(None, None)  # type: ignore[arg-type]
     return all(hasattr(probe, name) for name in _STATE) and all(hasattr(writer, name) for name in _WRITER)
