@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesim.api import leanresponse
 from kubesim.resources import eventsview
 from kubesim.resources.catalog import Registry
 from kubesim.resources.types import ResourceType
@@ -120,6 +121,8 @@ def json_response(
     body: JSON | bytes, status: int = 200, headers: dict[str, str] | None = None
 ) -> web.Response:
     data = body if isinstance(body, bytes) else orjson.dumps(body)
+    if headers is None:
+        return leanresponse.json_response(data, status)
     return web.Response(body=data, status=status, content_type=JSON_CT, headers=headers)
 
 

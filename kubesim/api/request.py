@@ -3,6 +3,7 @@ live in `kubesim.api.params` (re-exported here)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from dataclasses import dataclass
@@ -116,7 +117,13 @@ async def read_body(request: web.Request, limit: int) -> bytes:
         if length == 0:
             return b""
         if length is not None:
-            return await request.content.readexactly(length)  # the common case: one read, no loop
+            content = request.content
+            if content.is_eof() and content.total_bytes == length:
+                data = content.read_nowait()  # the whole body has arrived (the common case): no await
+                if len(data) == length:
+                    return data
+                raise asyncio.IncompleteReadError(data, length)  # what readexactly says
+            return await content.readexactly(length)
         while chunk := await request.content.read(1 << 16):  # read() returns what has arrived: loop to EOF
             total += len(chunk)
             if total > limit:

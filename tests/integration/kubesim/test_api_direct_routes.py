@@ -74,3 +74,24 @@ async def test_a_path_the_pattern_does_not_match_is_a_not_found_status(sim: Kube
         assert response.status == 404
         body = await response.json()
     assert body["kind"] == "Status" and body["reason"] == "NotFound"
+
+
+async def test_a_paths_match_is_remembered_and_shared(sim: KubeSim, api: Api) -> None:
+    # the second request for a path reuses the frozen match info of the first: the same route, the same
+    # match, whatever the method; a path the pattern does not match is never remembered
+    app = sim.app
+    assert isinstance(app, LimitedApplication)
+    path = "/api/v1/namespaces/default/configmaps"
+    for method in ("GET", "POST", "GET"):
+        status, _ = await api.call(
+            method, path, {"metadata": {"name": "shared"}} if method == "POST" else None
+        )
+        assert status in (200, 201)
+    _, match_info = app._matches[path]
+    assert match_info.route is dict(app._direct)["/api/"]
+    assert dict(match_info) == {"tail": "v1/namespaces/default/configmaps"}
+    assert match_info.current_app is app
+    for _ in range(2):
+        async with api.session.get(f"{api.url}/api/v1/namespaces/a%0Ab/pods") as response:
+            assert response.status == 404
+    assert "/api/v1/namespaces/a%0Ab/pods" not in app._matches
