@@ -19,6 +19,9 @@ owned ConfigMap, `status.ready: true` and a `Greeted` event, at the watch event 
 (three watches opened before the first create; lists confirm it afterwards). Operator CPU is utime + stime
 of its process over the window (/proc), divided by N.
 
+The table gives each row's wake-ups per object as well: the operator's voluntary context switches over the
+window (how often it slept and was woken), which under rate limits say how the work was spread out.
+
 Rows:
 - `aiokcm --kube-api-qps=0`: limits off.
 - `aiokcm` defaults: 20 QPS / 30 burst, for the controller's client and, separately, its event recorder's.
@@ -44,9 +47,10 @@ How each operator runs:
 divided by N, which repeats within ~1 % where CPU seconds move by 15-25 %. The CPU and wall columns are still
 printed but inflated under valgrind (~20x in the window; start-up ~50x), and the script's timeouts are scaled
 to match: use a modest N (200-400). Instructions are not time (system calls and cache misses are not
-counted), and the defaults row's rate limits bind differently on a slowed process. The dumps stay next to the
-logs (`--keep-logs`: <dir>/<row>.callgrind.<pid>.1, for callgrind_annotate). It needs valgrind and
-callgrind_control (exit status 2 otherwise). The kopf row is wrapped the same way.
+counted), and the defaults row's rate limits bind differently on a slowed process (it still runs:
+`--only aiokcm-defaults --callgrind` at N=200 takes ~20 s, its ticks still separate the work). The dumps
+stay next to the logs (`--keep-logs`: <dir>/<row>.callgrind.<pid>.1, for callgrind_annotate). It needs
+valgrind and callgrind_control (exit status 2 otherwise). The kopf row is wrapped the same way.
 
 kopf is a benchmark-only dependency (`pip install -e '.[bench]'`, which `make bench` does); without it this
 script says so and exits with status 2.
@@ -72,7 +76,7 @@ from pathlib import Path
 from typing import Any
 
 from callgrind import SLOWDOWN, Callgrind, require
-from kubesim_process import process_cpu, process_times, start_kubesim
+from kubesim_process import process_cpu, process_times, process_wakeups, start_kubesim
 
 from manager import CONFIGMAPS, CUSTOMRESOURCEDEFINITIONS, EVENTS, NAMESPACES, ApiClient, NotFound
 from manager.client.rest import create_client
@@ -131,6 +135,7 @@ class Row:
     count: int
     created: float  # seconds this process took to create the N Greetings
     system: float  # the operator's kernel time (stime), part of cpu
+    wakeups: int = 0  # the operator's voluntary context switches over the window: how often it slept
     instructions: int | None = None  # the operator's, over the window (--callgrind)
 
     @property
@@ -329,6 +334,7 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None, callgr
         if grind is not None:
             grind.start(proc.pid)
         wall, times, sim_cpu = time.perf_counter(), process_times(proc.pid), process_cpu(sim.pid)
+        wakes = process_wakeups(proc.pid)
         await gather_limited(
             [
                 functools.partial(client.create, greetings_gvr(), greeting(f"g-{i:05d}", "bench"), "bench")
@@ -339,6 +345,7 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None, callgr
         created = time.perf_counter() - wall
         await convergence.wait(600 * slow, alive)
         user, system = (after - before for after, before in zip(process_times(proc.pid), times, strict=True))
+        wakes = process_wakeups(proc.pid) - wakes
         instructions = grind.stop(proc.pid) if grind is not None else None
         result = Row(
             row,
@@ -348,6 +355,7 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None, callgr
             count,
             created,
             system,
+            wakes,
             instructions,
         )
         convergence.stop()
@@ -403,13 +411,13 @@ def main() -> None:
     print(f"{args.count} Greetings: owned ConfigMap + status ready + event (kopf {kopf_version})")
     print(
         f"{'row':18} {'wall s':>8} {'operator cpu s':>15} {'of it sys s':>12} {'ms/object':>10} "
-        f"{'kubesim cpu s':>14} {'creates done s':>15}"
+        f"{'kubesim cpu s':>14} {'creates done s':>15} {'wake-ups/object':>16}"
         + (f" {'instructions/object':>20}" if args.callgrind else "")
     )
     for r in results:
         print(
             f"{r.name:18} {r.wall:8.2f} {r.cpu:15.2f} {r.system:12.2f} {r.ms_per_object:10.3f} "
-            f"{r.sim_cpu:14.2f} {r.created:15.2f}"
+            f"{r.sim_cpu:14.2f} {r.created:15.2f} {r.wakeups / r.count:16.2f}"
             + (f" {r.instructions / r.count:20,.0f}" if r.instructions is not None else "")
         )
     by_name = {r.name: r for r in results}
