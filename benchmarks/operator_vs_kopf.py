@@ -20,7 +20,8 @@ owned ConfigMap, `status.ready: true` and a `Greeted` event, at the watch event 
 its threads over the window, divided by N: nanoseconds from /proc/<pid>/task/*/schedstat, where utime + stime
 (/proc/<pid>/stat) come in 10 ms units, 2 % of the limits-off row's ~0.45 s at N=1,000 and so up to ~3 % of
 the defaults/limits-off ratio; utime + stime stand in when a thread ended within the window (its run time
-left with it). The system-time column is /proc/<pid>/stat's (sampled by the kernel's tick).
+left with it: a thread missing at the end, or a total short of utime + stime by more than their units). The
+system-time column is /proc/<pid>/stat's (sampled by the kernel's tick).
 
 The table gives each row's wake-ups per object as well: the operator's voluntary context switches over the
 window (how often it slept and was woken), which under rate limits say how the work was spread out.
@@ -369,6 +370,8 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None, callgr
         user, system = (after - before for after, before in zip(process_times(proc.pid), times, strict=True))
         wakes = process_wakeups(proc.pid) - wakes
         cpu = window_cpu(run_ns, threads_run_ns(proc.pid))
+        if cpu is not None and cpu < user + system - 0.025:  # a thread born and ended within the window
+            cpu = None
         instructions = grind.stop(proc.pid) if grind is not None else None
         result = Row(
             row,
