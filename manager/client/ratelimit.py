@@ -112,7 +112,10 @@ class TokenBucket:
         loop = asyncio.get_running_loop()
         entry = self._ticks.get(index)
         if entry is None or entry[0] is not loop:
-            # Ticks are absolute: a tick's timer is armed `delay` (>= 0) before it, never earlier.
+            if len(self._ticks) > 8:  # ticks whose loop closed before they fired (a bucket outliving a loop)
+                for stale in [i for i, (other, _) in self._ticks.items() if other.is_closed()]:
+                    del self._ticks[stale]
+            # The timer fires at the tick's instant (`delay` from now), when every token of the tick is due.
             entry = self._ticks[index] = (loop, [])
             loop.call_later(delay, self._release, index, entry)
         waiter: asyncio.Future[None] = loop.create_future()

@@ -157,3 +157,24 @@ async def test_a_cancelled_caller_does_not_hold_back_the_others_of_its_tick() ->
     assert isinstance(done[0], asyncio.CancelledError)
     assert all(isinstance(w, float) and w > 0 for w in done[1:])
     assert bucket._ticks == {}  # every tick that fired is forgotten
+
+
+@pytest.mark.slow
+def test_a_bucket_outliving_its_event_loop_serves_the_next_one() -> None:
+    """A caller left waiting when its loop stopped does not hold back the next loop's caller of the same tick:
+    that one gets a timer of its own loop (the clock stands still, so both tokens fall in one 0.05 s tick)."""
+    bucket = TokenBucket(qps=100, burst=1, clock=lambda: 100.0, tick=0.05)
+
+    async def leave_one_waiting() -> asyncio.Future[float]:
+        await bucket.acquire()
+        waiting = asyncio.ensure_future(bucket.acquire())  # due at 100.01: tick 100.05; cancelled by run()
+        await asyncio.sleep(0)
+        return waiting
+
+    asyncio.run(leave_one_waiting())
+    assert list(bucket._ticks) == [2001]
+
+    async def next_loop() -> float:
+        return await asyncio.wait_for(bucket.acquire(), 2)  # due at 100.02: the same tick
+
+    assert asyncio.run(next_loop()) == pytest.approx(0.05)
