@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from typing import Any
+
 import pytest
 
 from manager.client.ratelimit import TokenBucket
@@ -87,3 +91,90 @@ async def test_the_long_run_rate_stays_qps_with_ticks() -> None:
     for when in sent:
         per_instant[round(when, 6)] = per_instant.get(round(when, 6), 0) + 1
     assert max(per_instant.values()) <= bucket.burst
+
+
+class CountingTimers:
+    """Counts the loop timers armed to release a bucket's callers (the running loop's call_later, wrapped)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, bucket: TokenBucket) -> None:
+        self.loop, self.armed = loop, 0
+        self.call_later = loop.call_later
+
+        def counting(delay: float, callback: Any, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+            if callback == bucket._release:
+                self.armed += 1
+            return self.call_later(delay, callback, *args, **kwargs)
+
+        loop.call_later = counting  # type: ignore[method-assign,assignment]
+
+    def restore(self) -> None:
+        self.loop.call_later = self.call_later  # type: ignore[method-assign]
+
+
+@pytest.mark.slow
+async def test_the_callers_of_one_tick_share_one_timer_and_keep_the_token_bucket_promise() -> None:
+    """On the real loop (0.05 s ticks): 60 concurrent callers, 10 from the burst; the 50 throttled ones
+    leave on 5 or 6 ticks through as many timers (not 50), none before client-go's limiter would let it go
+    (the n-th caller past the burst n / qps after the first), at most `burst` at each tick."""
+    loop = asyncio.get_running_loop()
+    bucket = TokenBucket(qps=200, burst=10)  # tick 10 / 200 = 0.05 s
+    assert bucket.tick == pytest.approx(0.05)
+    order = iter(range(60))
+    left: list[tuple[int, float]] = []  # (order of its reservation, when it left)
+
+    async def caller() -> None:
+        n = next(order)
+        await bucket.acquire()
+        left.append((n, time.monotonic()))
+
+    timers = CountingTimers(loop, bucket)
+    try:
+        start = time.monotonic()
+        await asyncio.wait_for(asyncio.gather(*(caller() for _ in range(60))), 5)
+    finally:
+        timers.restore()
+    assert len(left) == 60
+    # Its token is due (n + 1 - burst) / qps after the first reservation, which is after `start`.
+    assert all(went >= start + max(0, n + 1 - bucket.burst) / bucket.qps for n, went in left)
+    per_tick: dict[int, int] = {}
+    for n, went in left:
+        if n >= bucket.burst:
+            per_tick[round(went / bucket.tick)] = per_tick.get(round(went / bucket.tick), 0) + 1
+    assert timers.armed == len(per_tick) <= 6
+    assert max(per_tick.values()) <= bucket.burst
+    assert sum(per_tick.values()) == 50
+
+
+@pytest.mark.slow
+async def test_a_cancelled_caller_does_not_hold_back_the_others_of_its_tick() -> None:
+    bucket = TokenBucket(qps=100, burst=2)  # tick 0.02 s
+    await bucket.acquire()
+    await bucket.acquire()  # the burst is spent: the next three wait for a tick
+    waiters = [asyncio.ensure_future(bucket.acquire()) for _ in range(3)]
+    await asyncio.sleep(0)
+    waiters[0].cancel()
+    done = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 2)
+    assert isinstance(done[0], asyncio.CancelledError)
+    assert all(isinstance(w, float) and w > 0 for w in done[1:])
+    assert bucket._ticks == {}  # every tick that fired is forgotten
+
+
+@pytest.mark.slow
+def test_a_bucket_outliving_its_event_loop_serves_the_next_one() -> None:
+    """A caller left waiting when its loop stopped does not hold back the next loop's caller of the same tick:
+    that one gets a timer of its own loop (the clock stands still, so both tokens fall in one 0.05 s tick)."""
+    bucket = TokenBucket(qps=100, burst=1, clock=lambda: 100.0, tick=0.05)
+
+    async def leave_one_waiting() -> asyncio.Future[float]:
+        await bucket.acquire()
+        waiting = asyncio.ensure_future(bucket.acquire())  # due at 100.01: tick 100.05; cancelled by run()
+        await asyncio.sleep(0)
+        return waiting
+
+    asyncio.run(leave_one_waiting())
+    assert list(bucket._ticks) == [2001]
+
+    async def next_loop() -> float:
+        return await asyncio.wait_for(bucket.acquire(), 2)  # due at 100.02: the same tick
+
+    assert asyncio.run(next_loop()) == pytest.approx(0.05)
