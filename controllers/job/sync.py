@@ -145,8 +145,10 @@ async def _prepare(ctl: JobController, key: str, job: Obj) -> SyncState:
 
 def past_active_deadline(job: Obj, now: float) -> bool:
     deadline = js.spec(job).get("activeDeadlineSeconds")
+    if deadline is None:
+        return False  # before parsing startTime: most Jobs have no deadline
     start = parse_time(js.status(job).get("startTime"))
-    if deadline is None or start is None or js.is_suspended(job):
+    if start is None or js.is_suspended(job):
         return False
     return now - start >= float(deadline)
 
