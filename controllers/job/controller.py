@@ -56,6 +56,14 @@ from manager import (
 Obj = dict[str, Any]
 JOB_API_BACKOFF = 1.0
 MAX_JOB_API_BACKOFF = 60.0
+_new_tuple = tuple.__new__
+
+
+def _request(key: str) -> Request:
+    """`Request.from_key(key)` without the named tuple's Python-level `__new__` (once per watch event)."""
+    namespace, _, name = key.rpartition("/")
+    request: Request = _new_tuple(Request, (namespace, name))
+    return request
 
 
 def job_rate_limiter() -> RateLimiter[Any]:
@@ -147,7 +155,7 @@ class JobController(Controller):
 
     # ------------------------------------------------------------------ queueing
     def enqueue_key(self, key: str) -> None:
-        self.queue.add(Request.from_key(key))
+        self.queue.add(_request(key))
 
     def enqueue_key_after(self, key: str, delay: float) -> None:
         self.queue.add_after(Request.from_key(key), max(delay, 0.0))
@@ -158,7 +166,7 @@ class JobController(Controller):
         one wake-up (a stream of Jobs then costs the loop about the wake-ups of Jobs created at once:
         benchmarks/job_throughput.py many-streamed); a Job alone in its window syncs on time."""
         period = self.sync_batch_period
-        self.queue.add_after(Request.from_key(key), period, slack=period * self.sync_batch_slack)
+        self.queue.add_after(_request(key), period, slack=period * self.sync_batch_slack)
 
     def enqueue_key_with_delay(self, key: str, delay: float) -> None:
         self.enqueue_key_after(key, max(delay, self.sync_batch_period))
