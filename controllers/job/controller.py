@@ -56,6 +56,14 @@ from manager import (
 Obj = dict[str, Any]
 JOB_API_BACKOFF = 1.0
 MAX_JOB_API_BACKOFF = 60.0
+_new_tuple = tuple.__new__
+
+
+def _request(key: str) -> Request:
+    """`Request.from_key(key)` without the named tuple's Python-level `__new__` (once per watch event)."""
+    namespace, _, name = key.rpartition("/")
+    request: Request = _new_tuple(Request, (namespace, name))
+    return request
 
 
 def job_rate_limiter() -> RateLimiter[Any]:
@@ -147,7 +155,7 @@ class JobController(Controller):
 
     # ------------------------------------------------------------------ queueing
     def enqueue_key(self, key: str) -> None:
-        self.queue.add(Request.from_key(key))
+        self.queue.add(_request(key))
 
     def enqueue_key_after(self, key: str, delay: float) -> None:
         self.queue.add_after(Request.from_key(key), max(delay, 0.0))
@@ -158,7 +166,7 @@ class JobController(Controller):
         one wake-up (a stream of Jobs then costs the loop about the wake-ups of Jobs created at once:
         benchmarks/job_throughput.py many-streamed); a Job alone in its window syncs on time."""
         period = self.sync_batch_period
-        self.queue.add_after(Request.from_key(key), period, slack=period * self.sync_batch_slack)
+        self.queue.add_after(_request(key), period, slack=period * self.sync_batch_slack)
 
     def enqueue_key_with_delay(self, key: str, delay: float) -> None:
         self.enqueue_key_after(key, max(delay, self.sync_batch_period))
@@ -194,10 +202,12 @@ class JobController(Controller):
         (adopted, with the tracking finalizer)."""
         meta = job["metadata"]
         namespace, job_uid = meta.get("namespace", ""), str(meta.get("uid"))
-        candidates = [
-            *self.pods.by_index(CONTROLLER_UID_INDEX, job_uid),
-            *self.pods.by_index(CONTROLLER_UID_INDEX, orphan_index_key(namespace)),
-        ]
+        owned_pods = self.pods.by_index(CONTROLLER_UID_INDEX, job_uid)
+        orphans = self.pods.by_index(CONTROLLER_UID_INDEX, orphan_index_key(namespace))
+        selector = Selector.from_label_selector(js.spec(job).get("selector"))
+        if not orphans and "uid" in meta and _all_claimed(owned_pods, job_uid, selector):
+            return owned_pods  # what the claim pass below returns for them, without its coroutines
+        candidates = [*owned_pods, *orphans]
 
         async def patch_pod(ns: str, name: str, body: Obj) -> object:
             return await self.client.patch(PODS, name, body, ns, patch_type="strategic")
@@ -209,7 +219,7 @@ class JobController(Controller):
             owner=job,
             api_version="batch/v1",
             kind="Job",
-            selector=Selector.from_label_selector(js.spec(job).get("selector")),
+            selector=selector,
             patch_pod=patch_pod,
             recheck_owner=recheck,
             finalizers=(js.TRACKING_FINALIZER,),
@@ -254,3 +264,13 @@ class JobController(Controller):
                 return  # adopted (or still owned by a live Job): its sync handles the finalizer
         with contextlib.suppress(NotFound):
             await self.pod_control.remove_tracking_finalizer(pod)
+
+
+def _all_claimed(pods: list[Obj], job_uid: str, selector: Selector) -> bool:
+    """Every pod controlled by the Job `job_uid` and matched by its selector: the claim pass
+    (ControllerRefManager.claim_pods) would keep each of them as is, patching nothing."""
+    for pod in pods:
+        ref = controller_owner(pod)
+        if ref is None or ref.get("uid") != job_uid or not selector.matches(labels_of(pod)):
+            return False
+    return True

@@ -151,12 +151,22 @@ async def create_pods(
     def next_create() -> Any:
         return create(next(queue, None) if indexes is not None else None)
 
-    result = await slow_start_batch(count, next_create)
+    if count == 1:
+        # slow_start_batch's first (and only) batch of one, without its batch bookkeeping.
+        successes = 1
+        error: BaseException | None = None
+        try:
+            await next_create()
+        except Exception as exc:
+            successes, error = 0, exc
+    else:
+        result = await slow_start_batch(count, next_create)
+        successes, error = result.successes, result.error
     for _ in range(count - attempted):
         ctl.expectations.creation_observed(key)  # skipped after a failed batch
-    created = result.successes - swallowed
-    _record_creations(job, state, created, attempted - result.successes)
-    return created, result.error
+    created = successes - swallowed
+    _record_creations(job, state, created, attempted - successes)
+    return created, error
 
 
 def _record_creations(job: Obj, state: SyncState, succeeded: int, failed: int) -> None:

@@ -122,6 +122,16 @@ class PodControl:
         """Remove the tracking finalizer from every pod (concurrently). Returns per-pod success (a pod already
         gone counts as done) and the first error."""
 
+        if len(pods) == 1:
+            # One pod (a one-pod Job's every finish): awaited in place, without the per-pod wrapper.
+            try:
+                await self.remove_tracking_finalizer(pods[0])
+            except NotFound:
+                pass
+            except Exception as exc:
+                return [False], exc
+            return [True], None
+
         async def one(pod: Mapping[str, Any]) -> bool:
             try:
                 await self.remove_tracking_finalizer(pod)

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 
-@dataclass
+_NO_INDEXES = Intervals()  # immutable: a shared default instead of a new instance per sync
+
+
+@dataclass(slots=True)
 class SyncState:
     """What one sync knows about a Job (upstream's syncJobCtx). `job` is a private copy whose status is
     edited in place and replaced by the server's answer after each status write."""
@@ -53,8 +56,8 @@ class SyncState:
     succeeded: int = 0
     failed: int = 0
     finished: jc.Condition | None = None
-    prev_succeeded: Intervals = field(default_factory=Intervals)
-    succeeded_indexes: Intervals = field(default_factory=Intervals)
+    prev_succeeded: Intervals = _NO_INDEXES
+    succeeded_indexes: Intervals = _NO_INDEXES
     failed_indexes: Intervals | None = None
     delayed: dict[int, Obj] = field(default_factory=dict)
     action: str = m.ACTION_RECONCILING
@@ -142,8 +145,10 @@ async def _prepare(ctl: JobController, key: str, job: Obj) -> SyncState:
 
 def past_active_deadline(job: Obj, now: float) -> bool:
     deadline = js.spec(job).get("activeDeadlineSeconds")
+    if deadline is None:
+        return False  # before parsing startTime: most Jobs have no deadline
     start = parse_time(js.status(job).get("startTime"))
-    if deadline is None or start is None or js.is_suspended(job):
+    if start is None or js.is_suspended(job):
         return False
     return now - start >= float(deadline)
 

@@ -136,7 +136,12 @@ class ApiClient(Transport):
         `strip_managed_fields` (here and on the other writes): the answer without metadata.managedFields,
         cheaper to decode, for callers that never read them."""
         ns = namespace or body.get("metadata", {}).get("namespace")
-        params = _clean({"fieldManager": field_manager, "dryRun": "All" if dry_run else None})
+        # No query at all in the common case: no dict to build and clean per write.
+        params = (
+            _clean({"fieldManager": field_manager, "dryRun": "All" if dry_run else None})
+            if field_manager is not None or dry_run
+            else None
+        )
         return await self.request_json(
             "POST", gvr.api_path(ns), params=params, body=body, strip_managed_fields=strip_managed_fields
         )
@@ -153,7 +158,7 @@ class ApiClient(Transport):
         """PUT the whole object (optimistic concurrency on `metadata.resourceVersion`; raises Conflict)."""
         meta = body.get("metadata", {})
         path = gvr.api_path(meta.get("namespace"), meta["name"], subresource)
-        params = _clean({"fieldManager": field_manager})
+        params = None if field_manager is None else _clean({"fieldManager": field_manager})
         return await self.request_json(
             "PUT", path, params=params, body=body, strip_managed_fields=strip_managed_fields
         )

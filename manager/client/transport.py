@@ -385,8 +385,11 @@ class _Unary:
 
     def data(self, headers: dict[str, str]) -> bytes:
         """The request's bytes with these auth headers."""
-        head = self.start + "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
-        data = (head + "\r\n").encode("latin-1")
+        if headers:
+            lines = "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
+            data = (self.start + lines + "\r\n").encode("latin-1")
+        else:  # no credentials (a plain-HTTP test server): no generator to join
+            data = (self.start + "\r\n").encode("latin-1")
         body = self.body
         return data + body if body else data
 

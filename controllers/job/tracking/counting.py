@@ -8,7 +8,6 @@ has the finalizer (or is gone) is counted; a pod without the finalizer is never 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,13 +143,15 @@ def clean_uncounted(status: dict[str, Any], uids_with_finalizer: Set[str]) -> bo
     return changed
 
 
-@dataclass
+@dataclass(slots=True)
 class TrackingPlan:
-    """One sync's share of the protocol: UIDs recorded in status, finalizers to remove, indexes done."""
+    """One sync's share of the protocol: UIDs recorded in status, finalizers to remove, indexes done.
+    `policy_actions`: pods per pod failure policy action (a plain dict: a Counter costs a Python-level
+    `__init__` per sync for a count that is almost always empty)."""
 
     remove_finalizer: list[Obj] = field(default_factory=list)
     new_succeeded_indexes: list[int] = field(default_factory=list)
-    policy_actions: Counter[str] = field(default_factory=Counter)
+    policy_actions: dict[str, int] = field(default_factory=dict)
     reached_max_uncounted: bool = False
     changed: bool = False
 
@@ -210,7 +211,8 @@ def plan_tracking(
                 if policy is not None:
                     match = match_pod_failure_policy(policy, pod)
                     if match.action is not None:
-                        plan.policy_actions[match.action] += 1
+                        actions = plan.policy_actions
+                        actions[match.action] = actions.get(match.action, 0) + 1
                     count_it = match.count_failed
                 if count_it:
                     failed_list.append(pod_uid)

@@ -1,4 +1,5 @@
-"""The Job controller's plug-in contract: names, alias, default, workers setting, queues and their limiter."""
+"""The Job controller's plug-in contract: names, alias, default, workers setting, queues and their limiter;
+the claim shortcut and the queue keys."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any
 
 import structlog
 
+from controllers.common.podutil import Selector
 from controllers.job import JobController
-from controllers.job.controller import JobFlags
+from controllers.job.controller import JobFlags, _all_claimed, _request
 from manager import ControllerContext, Request
 from manager.config.settings import Settings
 from manager.workqueue.clock import FakeClock
@@ -66,3 +68,25 @@ async def test_batched_syncs_wait_the_period_and_go_together_within_a_tenth_of_i
     assert len(ctl.queue) == 0
     clock.step(0.1)
     assert [ctl.queue.get_nowait(), ctl.queue.get_nowait()] == [Request("ns", "b"), Request("ns", "c")]
+
+
+def test_claim_shortcut_only_when_every_pod_is_kept_as_is() -> None:
+    """A sync skips the claim pass only when it would keep every pod unchanged: each one controlled by
+    this Job and matched by its selector (an orphan, another owner's pod or an unmatched one needs it)."""
+    selector = Selector.from_label_selector({"matchLabels": {"app": "a"}})
+
+    def pod(owner_uid: str | None, app: str) -> dict[str, Any]:
+        refs = [{"kind": "Job", "uid": owner_uid, "controller": True}] if owner_uid else []
+        return {"metadata": {"name": "p", "labels": {"app": app}, "ownerReferences": refs}}
+
+    assert _all_claimed([pod("u1", "a"), pod("u1", "a")], "u1", selector)
+    assert _all_claimed([], "u1", selector)
+    assert not _all_claimed([pod("u1", "a"), pod("u1", "b")], "u1", selector)  # to be released
+    assert not _all_claimed([pod("u2", "a")], "u1", selector)  # another owner's
+    assert not _all_claimed([pod(None, "a")], "u1", selector)  # an orphan: adoption
+
+
+def test_queue_keys_are_the_requests_from_key_gives() -> None:
+    for key in ("ns/job", "job", "a/b/c"):
+        request = _request(key)
+        assert request == Request.from_key(key) and type(request) is Request and request.key == key
