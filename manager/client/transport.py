@@ -92,6 +92,9 @@ class Transport:
         self.user_agent = config.user_agent
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
         self._root: Transport | None = None  # the client whose connections a component client shares
+        # monotonic() of the last answer below 500 to any component sharing the root: the API server probe
+        # skips its probe while the process's own traffic shows the server answering.
+        self.last_answer: float | None = None
         # Every watch pins one HTTP/1.1 connection of the aiohttp session for minutes, so that session has no
         # connection limit (a limit would make the watch after it wait forever); unary requests have their own
         # bounded pool.
@@ -248,7 +251,10 @@ class Transport:
                 attempt += 1
                 await self._retry_later(attempt, "connection reset on GET, retrying", method, path, exc)
                 continue
-            self._observe(str(status), method, time.monotonic() - started)
+            answered = time.monotonic()
+            self._observe(str(status), method, answered - started)
+            if status < 500:
+                (self._root or self).last_answer = answered
             if result is not None:
                 return result
             error = error_from_response(status, payload)

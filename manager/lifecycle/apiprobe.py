@@ -4,7 +4,9 @@ Informers alone see an outage late: an open watch to a frozen API server (SIGSTO
 nothing answered) is just quiet, and reflector backoff grows to 30 s while the server is down. The probe
 sends `GET /readyz` every `interval` seconds (every `RECOVERY_INTERVAL` while it fails), each bounded by
 `timeout`, on its own client component (its own rate limiter, no retries), so a busy controller cannot
-delay it and it cannot starve anyone.
+delay it and it cannot starve anyone. A probe is skipped when another request of this process got an answer
+since the last probe and within `interval` (`last_answer`): the server is up, and the probe would only wake
+the process to say so again; that answer counts as the probe's. While failing, every probe is sent.
 
 - Readiness: the `apiserver` check fails once `failure_threshold` probes in a row failed (refused, timed
   out, or a 5xx answer); its reason says how long and why. Any answer below 500 counts as an answer (401 or
@@ -42,7 +44,8 @@ REACHABLE = Gauge(
 )
 LAST_SUCCESS = Gauge(
     "apiserver_probe_last_success_timestamp_seconds",
-    "Unix time of the last successful probe of the API server (0: none yet).",
+    "Unix time of the last successful probe of the API server, or of the skipped probe another answer made "
+    "unnecessary (0: none yet).",
 )
 FAILURES = Counter("apiserver_probe_failures_total", "Failed probes of the API server's /readyz.")
 
@@ -58,6 +61,7 @@ class ApiServerProbe:
         timeout: float = 3.0,
         failure_threshold: int = 3,
         on_recovered: Callable[[], None] = lambda: None,
+        last_answer: Callable[[], float | None] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -68,10 +72,13 @@ class ApiServerProbe:
         self.timeout = timeout
         self.failure_threshold = failure_threshold
         self.on_recovered = on_recovered
+        self._last_answer = last_answer  # clock() of the process's last answer below 500 (its own included)
         self._clock = clock
         self._sleep = sleep
         self._task: asyncio.Task[None] | None = None
         self.probes = 0
+        self.skipped = 0
+        self._probed_at = float("-inf")  # clock() when the last probe ended: its own answer is not news
         self.consecutive_failures = 0
         self.failing_since: float | None = None
         self.last_error: str | None = None
@@ -90,17 +97,31 @@ class ApiServerProbe:
 
     async def _run(self) -> None:
         while True:
-            await self.probe_once()
+            if not self._answered_lately():
+                await self.probe_once()
             await self._sleep(self.interval if self.failing_since is None else self._failing_interval())
 
     def _failing_interval(self) -> float:
         return min(self.interval, RECOVERY_INTERVAL)
+
+    def _answered_lately(self) -> bool:
+        """Another request got an answer since the last probe and within the interval: record it as this
+        probe's success (True), or say a probe is needed (False)."""
+        if self.failing_since is not None:
+            return False
+        heard = self._last_answer()
+        if heard is None or heard <= self._probed_at or self._clock() - heard >= self.interval:
+            return False
+        self.skipped += 1
+        self._succeeded()
+        return True
 
     # ------------------------------------------------------------------ one probe
     async def probe_once(self) -> bool:
         """Probe once and record the outcome; True when the API server answered."""
         self.probes += 1
         error = await self._request()
+        self._probed_at = self._clock()
         if error is None:
             self._succeeded()
             return True
@@ -181,6 +202,7 @@ def install_probe(
         timeout=settings.apiserver_probe_timeout,
         failure_threshold=settings.apiserver_probe_failure_threshold,
         on_recovered=on_recovered,
+        last_answer=lambda: component.root.last_answer,
     )
     manager.add_runnable(Group.SERVER, probe)
     manager.health.add("apiserver", probe.health_check, healthz=False, livez=False, show_reason=True)

@@ -234,6 +234,26 @@ async def test_500_without_retry_after_is_not_retried(client: ApiClient, kubesim
     await client.create(CONFIGMAPS, configmap("once"))  # the fault is spent
 
 
+async def test_the_root_remembers_when_any_component_last_got_an_answer(
+    client: ApiClient, kubesim: Any
+) -> None:
+    """What lets the API server probe skip a probe while traffic shows the server up: an answer below 500 to
+    any component, a 404 included, moves the root's `last_answer`; a 500 does not."""
+    component = client.for_component("someone")
+    assert client.root.last_answer is None
+    before = time.monotonic()
+    with pytest.raises(NotFound):
+        await component.get(CONFIGMAPS, "absent", "default")
+    first = client.root.last_answer
+    assert first is not None and before <= first <= time.monotonic()
+    kubesim.faults.fail(500, verb="create", resource="configmaps", count=1)
+    with pytest.raises(ServerError):
+        await component.create(CONFIGMAPS, configmap("unlucky"))
+    assert client.root.last_answer == first
+    await client.create(CONFIGMAPS, configmap("lucky"))
+    assert (client.root.last_answer or 0) > first
+
+
 async def test_connection_refused_is_retried_then_raised() -> None:
     slept: list[float] = []
 

@@ -133,3 +133,77 @@ async def test_metrics_show_reachability_and_the_last_success() -> None:
 def test_nonsensical_settings_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="probe interval"):
         ApiServerProbe(cast("ApiClient", ScriptedServer()), **options)
+
+
+async def run_rounds(probe: ApiServerProbe, rounds: int, between: Callable[[int], None]) -> list[float]:
+    """Start `probe`, call `between(i)` before its i-th nap returns, stop after `rounds` naps."""
+    naps: list[float] = []
+    finished = asyncio.Event()
+
+    async def sleep(delay: float) -> None:
+        naps.append(delay)
+        if len(naps) == rounds:
+            finished.set()
+            await asyncio.Event().wait()
+        between(len(naps))
+
+    probe._sleep = sleep
+    await probe.start()
+    await asyncio.wait_for(finished.wait(), 5)
+    await probe.stop()
+    return naps
+
+
+async def test_a_probe_is_skipped_while_other_answers_show_the_server_up() -> None:
+    server = ScriptedServer()
+    heard: list[float | None] = [None]
+    probe, now, _ = probe_of(server, interval=5.0, last_answer=lambda: heard[0])
+
+    def five_seconds_on(i: int) -> None:
+        now[0] += 5.0
+        if i in (1, 2):
+            heard[0] = now[0] - 1.0  # a controller's request answered a second before this round
+
+    await run_rounds(probe, 4, five_seconds_on)
+    # the first probe is sent (nothing heard yet); rounds two and three are skipped; the fourth finds the
+    # last answer 6 s old and probes again
+    assert server.paths == ["GET /readyz"] * 2
+    assert (probe.probes, probe.skipped) == (2, 2)
+    assert REGISTRY.get_sample_value("apiserver_probe_reachable") == 1.0
+
+
+async def test_the_probes_own_answer_does_not_skip_the_next_probe() -> None:
+    server = ScriptedServer()
+    now = [100.0]
+    own: list[float | None] = [None]
+    original = server.request_raw
+
+    async def answered(method: str, path: str, **options: Any) -> bytes:
+        body = await original(method, path, **options)
+        own[0] = now[0]  # the transport records every answer, the probe's own included
+        return body
+
+    server.request_raw = answered  # type: ignore[method-assign]
+    probe = ApiServerProbe(
+        cast("ApiClient", server), interval=5.0, clock=lambda: now[0], last_answer=lambda: own[0]
+    )
+
+    def early(i: int) -> None:
+        now[0] += 4.9  # a timer may fire a little before the interval is up
+
+    await run_rounds(probe, 3, early)
+    assert probe.probes == 3 and probe.skipped == 0
+
+
+async def test_while_failing_every_probe_is_sent_whatever_else_answered() -> None:
+    server = ScriptedServer(refused(), refused(), None)
+    heard: list[float | None] = [None]
+    probe, now, recovered = probe_of(server, interval=5.0, last_answer=lambda: heard[0])
+
+    def one_second_on(i: int) -> None:
+        now[0] += 1.0
+        heard[0] = now[0] - 0.5  # something else keeps getting answers (a flaky path, another replica)
+
+    naps = await run_rounds(probe, 3, one_second_on)
+    assert server.paths == ["GET /readyz"] * 3 and probe.skipped == 0
+    assert naps == [1.0, 1.0, 5.0] and recovered == ["woken"]
