@@ -12,9 +12,10 @@
 
 Arguments: host, port (0 = any free port), nodes, kubelet, history_size (events kept per resource for watch
 resumption and exact lists), seed, kubeconfig_path, clock, max_body_bytes (larger bodies get 413),
-bookmark_interval (seconds between watch bookmarks), event_ttl (seconds after its last write an Event is
-deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue from it on the next start:
-same objects, UIDs and resourceVersions, and the watch history; see kubesim.storage.durable),
+bookmark_interval (seconds between watch bookmarks; 60, about kube-apiserver's), event_ttl (seconds after
+its last write an Event is deleted; 0 = never), data_dir (keep the cluster in DIR/kubesim.db and continue
+from it on the next start: same objects, UIDs and resourceVersions, and the watch history; see
+kubesim.storage.durable),
 authorization_mode ("AlwaysAllow" or "RBAC"), token_auth_file, anonymous_auth (see kubesim.auth),
 enable_admission_plugins (["OwnerReferencesPermissionEnforcement"]: kubesim.auth.ownerrefs; off by default),
 tls (serve HTTPS with a CA and certificate kubesim makes itself, kubesim.server.tls; `sim.ca` is that CA).
@@ -77,7 +78,7 @@ class KubeSim:
         kubeconfig_path: str | None = None,
         clock: Callable[[], float] = time.time,
         max_body_bytes: int = 3 * 1024 * 1024,
-        bookmark_interval: float = 10.0,
+        bookmark_interval: float = 60.0,
         event_ttl: float = 3600.0,
         ssl_context: ssl.SSLContext | None = None,
         ca_pem: str | None = None,

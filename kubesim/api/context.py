@@ -50,7 +50,7 @@ class ApiContext:
     watches: WatchHub
     clock: Callable[[], float]
     max_body_bytes: int = 3 * 1024 * 1024
-    bookmark_interval: float = 10.0
+    bookmark_interval: float = 60.0  # kube-apiserver sends a bookmark about once a minute
     seed: int | None = None
     rng: random.Random = field(default_factory=random.Random)
     background: set[Any] = field(default_factory=set)  # tasks kept alive (CRD cleanup)
