@@ -115,7 +115,9 @@ async def test_a_kubesim_stopped_by_sigterm_loses_nothing(tmp_path: Path) -> Non
         with kubesim_process(tmp_path) as (proc, url):
             for i in range(50):
                 async with session.post(url + CMS, json=configmap(f"c{i}")) as response:
-                    meta = orjson.loads(await response.read())["metadata"]
+                    body = await response.read()
+                assert response.status == 201, body  # a Status here once failed as a bare KeyError 'uid'
+                meta = orjson.loads(body)["metadata"]
                 answered[f"c{i}"] = (meta["uid"], int(meta["resourceVersion"]))
             _, last_rv = await stored(session, url)
             proc.send_signal(signal.SIGTERM)
@@ -125,7 +127,9 @@ async def test_a_kubesim_stopped_by_sigterm_loses_nothing(tmp_path: Path) -> Non
             assert objects == answered
             assert rv == last_rv
             async with session.post(url + CMS, json=configmap("next")) as response:
-                meta = orjson.loads(await response.read())["metadata"]
+                body = await response.read()
+            assert response.status == 201, body
+            meta = orjson.loads(body)["metadata"]
             assert int(meta["resourceVersion"]) == last_rv + 1
 
 
