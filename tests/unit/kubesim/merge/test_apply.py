@@ -413,3 +413,38 @@ def test_create_fast_path_leaves_out_untracked_metadata_as_the_general_compariso
         schemas.unregister_crd_schema(("example.com", "v1", "Widget"))
     assert fast["metadata"].get("managedFields") == general["metadata"].get("managedFields")
     assert fast == general
+
+
+def test_a_status_write_keeps_other_entries_as_stored_and_takes_their_status_fields() -> None:
+    gvk = ("example.com", "v1", "Widget")
+    schemas.register_crd_schema(
+        gvk,
+        {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        },
+    )
+    try:
+        obj: dict[str, Any] = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "spec": {"a": 1},
+        }
+        record_update(None, obj, "creator", gvk, now="t1")
+        first = copy.deepcopy(obj)
+        first["status"] = {"ready": False, "n": 1}
+        record_update(obj, first, "early", gvk, "status", now="t2")
+        second = copy.deepcopy(first)
+        second["status"]["ready"] = True
+        record_update(first, second, "late", gvk, "status", now="t3")
+        by_manager = {e["manager"]: e for e in second["metadata"]["managedFields"]}
+        assert by_manager["creator"] is second["metadata"]["managedFields"][0]
+        assert by_manager["creator"]["fieldsV1"] == {"f:spec": {".": {}, "f:a": {}}}
+        assert by_manager["early"]["fieldsV1"] == {"f:status": {".": {}, "f:n": {}}}
+        assert by_manager["late"]["fieldsV1"] == {"f:status": {"f:ready": {}}}
+    finally:
+        schemas.unregister_crd_schema(gvk)
