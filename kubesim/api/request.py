@@ -141,7 +141,7 @@ _BRACKETS = re.compile(rb"[\[\]{}]")
 
 def flow_depth(body: bytes) -> int:
     """Deepest nesting of YAML flow collections (brackets inside strings count too: an upper bound)."""
-    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+    if len(body) <= MAX_DEPTH or body.count(b"[") + body.count(b"{") <= MAX_DEPTH:  # short: too few brackets
         return 0
     depth = deepest = 0
     for match in _BRACKETS.finditer(body):

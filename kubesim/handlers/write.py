@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from kubesim.admission.pipeline import Write, gvk_of
@@ -20,7 +21,7 @@ from kubesim.api.request import (
 from kubesim.merge import apply, patch
 from kubesim.registry import crd
 from kubesim.status import errors
-from kubesim.storage.records import copy_json
+from kubesim.storage.records import Entry, copy_json
 from kubesim.validation.common import immutable
 from kubesim.validation.decode_types import type_error
 from kubesim.validation.nesting import MAX_DEPTH, deeper_than
@@ -60,11 +61,16 @@ async def create_object(ctx: ApiContext, request: web.Request, target: Target) -
 
 def current_object(ctx: ApiContext, target: Target) -> JSON:
     """The stored object the request names (404 when there is none)."""
+    return current_entry(ctx, target).obj
+
+
+def current_entry(ctx: ApiContext, target: Target) -> Entry:
+    """The store's entry of the object the request names (404 when there is none)."""
     rtype = target.rtype
     entry = ctx.store.entry(rtype.key, target.namespace, target.name)
     if entry is None:
         raise errors.not_found(rtype.plural, rtype.group, target.name)
-    return entry.obj
+    return entry
 
 
 def _check_identity(target: Target, obj: JSON) -> None:
@@ -135,8 +141,11 @@ async def patch_object(ctx: ApiContext, request: web.Request, target: Target) ->
         return await _apply(ctx, write, request, target, body, sub)
     if flow_depth(body) > MAX_DEPTH:  # the patch code recurses: refuse before it can hit RecursionError
         raise errors.bad_request(f"invalid JSON in the patch: exceeded max depth {MAX_DEPTH}")
-    old = current_object(ctx, target)
-    current = copy_json(to_view(rtype, old))
+    stored = current_entry(ctx, target)
+    old = stored.obj
+    viewed = to_view(rtype, old)
+    # this request's own copy: decoded from the stored bytes (the object's encoding) when no view changes it
+    current = orjson.loads(stored.data) if viewed is old else copy_json(viewed)
     # a PatchError is an ApiError; `current` is this request's own copy
     patched = patch.apply_patch(current, body, content_type, write.gvk, owned=True)
     if not isinstance(patched, dict):

@@ -304,19 +304,19 @@ def _drop(entry: _Entry, paths: FieldSet) -> None:
         entry.raw = None
 
 
+_CREATE_SKIP = frozenset(("apiVersion", "kind", "status"))
+# metadata keys a create's entry leaves out: the untracked ones and managedFields itself
+_CREATE_SKIP_META = frozenset([p[1][2:] for p in _UNTRACKED if len(p) == 2] + ["managedFields"])
+
+
 def _record_create(
     new: JSON, manager: str, gvk: GVK, node: JSON | None, custom: bool, now: str | None
 ) -> None:
     """Fast path of record_update for a create: everything in the object is new and owned by `manager`."""
-    tree = added_sections(new, node, custom=custom, skip=("apiVersion", "kind", "status"))
+    tree = added_sections(new, node, custom=custom, skip=_CREATE_SKIP, skip_meta=_CREATE_SKIP_META)
     metadata = tree.get("f:metadata")
-    if metadata is not None:
-        for path in _UNTRACKED:
-            if len(path) == 2:
-                metadata.pop(path[1], None)
-        metadata.pop("f:managedFields", None)
-        if not metadata or list(metadata) == ["."]:
-            del tree["f:metadata"]
+    if metadata is not None and (not metadata or list(metadata) == ["."]):
+        del tree["f:metadata"]
     if not tree:
         (new.get("metadata") or {}).pop("managedFields", None)
         return

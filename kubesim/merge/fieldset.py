@@ -105,9 +105,12 @@ def added_tree(value: Any, node: JSON | None, *, custom: bool = False) -> JSON:
 _SECTIONS = ValueMemo()
 
 
-def added_sections(obj: JSON, node: JSON | None, *, custom: bool, skip: Container[str]) -> JSON:
-    """`added_tree` of an object's top level without the `skip` keys. Sections other than metadata are
-    memoised by value (the pods of one template share their spec's tree), so callers must not mutate them."""
+def added_sections(
+    obj: JSON, node: JSON | None, *, custom: bool, skip: Container[str], skip_meta: Container[str] = ()
+) -> JSON:
+    """`added_tree` of an object's top level without the `skip` keys, and without the `skip_meta` keys of
+    a metadata map. Sections other than metadata are memoised by value (the pods of one template share
+    their spec's tree), so callers must not mutate them."""
     root = compiled(node)
     tree: JSON = {}
     for key in sorted(obj):
@@ -116,12 +119,31 @@ def added_sections(obj: JSON, node: JSON | None, *, custom: bool, skip: Containe
             continue
         if isinstance(value, _CONTAINERS):
             child = None if root is None else root.child(key)
-            if key == "metadata" or child is None or child.flat:  # flat: cheaper built than keyed
+            if key == "metadata" and isinstance(value, dict):
+                tree["f:metadata"] = _added_map(value, child, custom, skip_meta)
+            elif key == "metadata" or child is None or child.flat:  # flat: cheaper built than keyed
                 tree["f:" + key] = _added(value, child, custom, False)
             else:
                 compute = functools.partial(_added, value, child, custom, False)
                 tree["f:" + key] = _SECTIONS.get(child, (key, custom), value, compute)
         elif value is not None:
+            tree["f:" + key] = {}
+    return tree
+
+
+def _added_map(value: JSON, node: Node | None, custom: bool, skip: Container[str]) -> JSON:
+    """`_added` of a map below the root without its `skip` keys (a create's metadata without the fields
+    managedFields never tracks: cheaper left out than built and then removed)."""
+    if not value or (node is not None and node.atomic_map):
+        return {}
+    tree: JSON = {".": {}} if node is None or custom or node.string_map else {}
+    for key in sorted(value):
+        if key in skip:
+            continue
+        child = value[key]
+        if isinstance(child, _CONTAINERS):
+            tree["f:" + key] = _added(child, None if node is None else node.child(key), custom, False)
+        elif child is not None:
             tree["f:" + key] = {}
     return tree
 

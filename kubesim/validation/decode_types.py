@@ -172,10 +172,11 @@ def type_error(gvk: tuple[str, str, str], obj: JSON) -> str | None:
         return None
     kind = gvk[2]
     root_info = facts(root)
+    known = root_info.children
     for key, value in obj.items():
         if key in ("apiVersion", "kind", "metadata") or value is None:
             continue  # metadata: `request.check_meta_types`
-        child, info = _child(root, root_info, key)
+        child, info = known.get(key) or _child(root, root_info, key)  # the call only for a key not seen yet
         if child is None or info is None or type(value) in info.quick or _passes(value, info):
             continue
         if isinstance(value, (dict, list)) and not child.flat:
@@ -208,7 +209,7 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
     if type(value) in info.quick:  # exact types (as JSON decodes): a subclass takes the long way
         return None
     allowed = info.allowed
-    if allowed:
+    if allowed and not (value.__class__ is dict and "object" in allowed):  # an object where one goes: fine
         kind = _json_kind(value)
         if kind not in allowed and not (kind == "integer" and "number" in allowed):
             if kind == "number" and "integer" in allowed:
@@ -226,17 +227,20 @@ def _check(value: Any, parent: Node, node: Node, key: str | None, struct: str, p
     if isinstance(value, dict):
         if node.properties is None and not isinstance(node.additional, dict):
             return None  # free-form
-        inner = _struct_name(parent, key, struct)
+        inner: str | None = None  # named only when a field needs a look below (it words the errors)
+        known = info.children
         for child_key, child_value in value.items():
             if child_value is None:
                 continue
-            child, child_info = _child(node, info, child_key)
+            child, child_info = known.get(child_key) or _child(node, info, child_key)
             if (
                 child is not None
                 and child_info is not None
                 and type(child_value) not in child_info.quick
                 and not _passes(child_value, child_info)
             ):
+                if inner is None:
+                    inner = _struct_name(parent, key, struct)
                 sub = f"{path}.{child_key}" if node.properties is not None else path
                 found = _check(child_value, node, child, child_key, inner, sub)
                 if found:

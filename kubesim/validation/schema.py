@@ -29,6 +29,10 @@ _SCALAR_RULES = frozenset(
     ("x-kubernetes-int-or-string", "enum", "minimum", "maximum", "minLength", "maxLength", "pattern")
 )
 _PLAIN = {"string": str, "boolean": bool, "integer": int}
+# what `_validate` checks of an object besides its type and its fields
+_OBJECT_RULES = frozenset(
+    ("x-kubernetes-int-or-string", "enum", "required", "minProperties", "maxProperties")
+)
 
 
 def json_type(value: Any) -> str:
@@ -98,6 +102,8 @@ def _validate(value: Any, node: JSON, path: str) -> Causes:
         and node.keys().isdisjoint(_SCALAR_RULES)
     ):
         return []  # a string, boolean or integer of its declared type where nothing else is asked of it
+    if declared == "object" and value.__class__ is dict and node.keys().isdisjoint(_OBJECT_RULES):
+        return _fields(value, node, path)  # an object where nothing but its fields' rules are asked
     if value is None:
         if node.get("nullable") or (node.get("x-kubernetes-preserve-unknown-fields") and "type" not in node):
             return []
@@ -205,6 +211,11 @@ def _object(value: JSON, node: JSON, path: str) -> Causes:
         causes.append(_invalid(path, len(value), f"{path} in body should have at least {fewest} properties"))
     if (most := node.get("maxProperties")) is not None and len(value) > most:
         causes.append(_too_many(path, len(value), most))
+    return causes + _fields(value, node, path)
+
+
+def _fields(value: JSON, node: JSON, path: str) -> Causes:
+    causes: Causes = []
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
     for key, item in value.items():
@@ -212,5 +223,12 @@ def _object(value: JSON, node: JSON, path: str) -> Causes:
         if child is None and isinstance(additional, dict):
             child = additional
         if isinstance(child, dict):
+            declared = child.get("type")
+            if (
+                declared.__class__ is str
+                and _PLAIN.get(declared) is type(item)
+                and child.keys().isdisjoint(_SCALAR_RULES)
+            ):
+                continue  # `_validate`'s first answer, without the call and the path
             causes += _validate(item, child, f"{path}.{key}")
     return causes

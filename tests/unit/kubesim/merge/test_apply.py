@@ -320,3 +320,131 @@ def test_first_apply_to_an_unmanaged_object_conflicts_with_before_first_apply() 
     )
     same = server_side_apply(live, _config(), "kubectl", False, DEPLOYMENT)
     assert {e["manager"] for e in same["metadata"]["managedFields"]} == {"before-first-apply", "kubectl"}
+
+
+_STORED_META = {
+    "name": "n",
+    "namespace": "ns",
+    "uid": "u",
+    "resourceVersion": "7",
+    "generation": 1,
+    "creationTimestamp": "2026-01-01T00:00:00Z",
+    "selfLink": "/x",
+    "clusterName": "c",
+}
+
+
+@pytest.mark.parametrize(
+    ("gvk", "obj"),
+    [
+        pytest.param(
+            ("", "v1", "ConfigMap"),
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {**_STORED_META, "labels": {"a": "b"}, "finalizers": ["x/y"]},
+                "data": {"greeting": "hi"},
+            },
+            id="configmap",
+        ),
+        pytest.param(
+            ("", "v1", "ConfigMap"),
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(_STORED_META)},
+            id="only-untracked-metadata",
+        ),
+        pytest.param(
+            ("", "v1", "ConfigMap"),
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {**_STORED_META, "managedFields": [], "annotations": {}, "labels": None},
+                "data": {},
+            },
+            id="empty-and-null-metadata",
+        ),
+        pytest.param(
+            ("", "v1", "Event"),
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": dict(_STORED_META),
+                "involvedObject": {"kind": "Greeting", "name": "g", "uid": "g-uid"},
+                "reason": "Greeted",
+                "message": "m",
+                "type": "Normal",
+                "source": {"component": "c"},
+                "count": 1,
+            },
+            id="event",
+        ),
+        pytest.param(
+            ("example.com", "v1", "Widget"),
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": dict(_STORED_META),
+                "spec": {"items": ["a"], "size": 1, "nested": {"k": "v"}},
+                "status": {"ready": False},
+            },
+            id="custom-resource",
+        ),
+        pytest.param(
+            ("example.com", "v1", "Widget"),
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": dict(_STORED_META)},
+            id="custom-resource-only-untracked",
+        ),
+    ],
+)
+def test_create_fast_path_leaves_out_untracked_metadata_as_the_general_comparison(
+    gvk: tuple[str, str, str], obj: dict[str, Any]
+) -> None:
+    schemas.register_crd_schema(
+        ("example.com", "v1", "Widget"),
+        {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        },
+    )
+    try:
+        fast, general = copy.deepcopy(obj), copy.deepcopy(obj)
+        record_update(None, fast, "m", gvk, now="t")
+        record_update({}, general, "m", gvk, now="t")
+    finally:
+        schemas.unregister_crd_schema(("example.com", "v1", "Widget"))
+    assert fast["metadata"].get("managedFields") == general["metadata"].get("managedFields")
+    assert fast == general
+
+
+def test_a_status_write_keeps_other_entries_as_stored_and_takes_their_status_fields() -> None:
+    gvk = ("example.com", "v1", "Widget")
+    schemas.register_crd_schema(
+        gvk,
+        {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            },
+        },
+    )
+    try:
+        obj: dict[str, Any] = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "spec": {"a": 1},
+        }
+        record_update(None, obj, "creator", gvk, now="t1")
+        first = copy.deepcopy(obj)
+        first["status"] = {"ready": False, "n": 1}
+        record_update(obj, first, "early", gvk, "status", now="t2")
+        second = copy.deepcopy(first)
+        second["status"]["ready"] = True
+        record_update(first, second, "late", gvk, "status", now="t3")
+        by_manager = {e["manager"]: e for e in second["metadata"]["managedFields"]}
+        assert by_manager["creator"] is second["metadata"]["managedFields"][0]
+        assert by_manager["creator"]["fieldsV1"] == {"f:spec": {".": {}, "f:a": {}}}
+        assert by_manager["early"]["fieldsV1"] == {"f:status": {".": {}, "f:n": {}}}
+        assert by_manager["late"]["fieldsV1"] == {"f:status": {"f:ready": {}}}
+    finally:
+        schemas.unregister_crd_schema(gvk)

@@ -587,6 +587,58 @@ def test_custom_resources_follow_their_crd_schema() -> None:
         schemas.unregister_crd_schema(gvk)
 
 
+def test_custom_objects_without_object_rules_still_check_their_fields() -> None:
+    gvk = ("example.com", "v1", "Gadget")
+    schemas.register_crd_schema(
+        gvk,
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "inner": {
+                            "type": "object",
+                            "properties": {
+                                "deep": {"type": "object", "required": ["x"]},
+                                "n": {"type": "integer"},
+                            },
+                        },
+                        "counts": {
+                            "type": "object",
+                            "additionalProperties": {"type": "integer", "minimum": 0},
+                        },
+                        "plain": {"type": "string"},
+                    },
+                }
+            },
+        },
+    )
+    try:
+
+        def gadget(**spec: Any) -> dict[str, Any]:
+            return {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec}
+
+        resource = "gadgets.example.com"
+        assert (
+            validate(resource, gadget(plain="p", inner={"n": 1, "deep": {"x": 1}}, counts={"a": 0}), None)
+            == []
+        )
+        assert _messages(
+            validate(resource, gadget(inner={"n": "1", "deep": {}}, counts={"a": -1}), None)
+        ) == [
+            'spec.inner.n: Invalid value: "string": spec.inner.n in body must be of type integer: "string"',
+            "spec.inner.deep.x: Required value",
+            "spec.counts.a: Invalid value: -1: spec.counts.a in body should be greater than or equal to 0",
+        ]
+        assert _messages(validate(resource, gadget(inner=[1], plain=2), None)) == [
+            'spec.inner: Invalid value: "array": spec.inner in body must be of type object: "array"',
+            'spec.plain: Invalid value: "integer": spec.plain in body must be of type string: "integer"',
+        ]
+    finally:
+        schemas.unregister_crd_schema(gvk)
+
+
 def test_managed_fields_entries_are_checked() -> None:
     obj = {
         "metadata": {
