@@ -100,6 +100,7 @@ class EventBroadcaster:
         self._idle_waiters: list[asyncio.Future[None]] = []
         self._lanes: dict[tuple[str, str, str], deque[Event]] = {}
         self._lane_tasks: set[asyncio.Task[None]] = set()
+        self._parked: list[asyncio.Future[tuple[str, str, str]]] = []  # lane tasks waiting for an object
         self.max_lanes = max(1, max_lanes)
         self._free_lanes = self.max_lanes
         self._lane_freed = asyncio.Event()
@@ -170,14 +171,16 @@ class EventBroadcaster:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._task = None
-        for lane in self._lanes.values():  # lanes whose task was cancelled before it began
+        for lane in self._lanes.values():  # lanes whose task was cancelled before it took them
             self._finished(len(lane))
         self._lanes.clear()
         self._lane_tasks.clear()
+        self._parked.clear()
         self._free_lanes = self.max_lanes
 
     def _dispatch(self, event: Event) -> bool:
-        """Hand `event` to its object's lane, opening one (a task) when a lane is free. False when none is."""
+        """Hand `event` to its object's lane, opening one when a lane is free (on a parked lane task, or a
+        new one while fewer than `max_lanes` exist). False when none is free."""
         key = _lane_key(event)
         lane = self._lanes.get(key)
         if lane is not None:  # that object's lane is busy: after the events before it
@@ -187,8 +190,11 @@ class EventBroadcaster:
             return False
         self._free_lanes -= 1
         self._lanes[key] = deque((event,))
-        task = asyncio.create_task(self._run_lane(key), context=self._context.copy())
-        self._lane_tasks.add(task)
+        if self._parked:  # a lane task waiting for its next object: one wake-up, no task made and torn down
+            self._parked.pop().set_result(key)
+        else:
+            task = asyncio.create_task(self._run_lanes(key), context=self._context.copy())
+            self._lane_tasks.add(task)
         return True
 
     async def _send_loop(self) -> None:
@@ -206,45 +212,60 @@ class EventBroadcaster:
             finally:
                 self._held = False
 
-    async def _run_lane(self, key: tuple[str, str, str]) -> None:
-        """Correlate and write the lane's events in order, a failed write retried. One coroutine per lane:
-        the writes it awaits wake it up through no other of ours."""
+    async def _run_lanes(self, key: tuple[str, str, str]) -> None:
+        """Correlate and write a lane's events in order, a failed write retried; then park until `_dispatch`
+        hands over the next object's lane. At most `max_lanes` of these run, each lane on one at a time; the
+        writes they await wake them up through no other of ours."""
+        loop = asyncio.get_running_loop()
         lane = self._lanes[key]
+        owned = True  # `lane` is this task's (else it is parked)
         try:
-            while lane:
-                event = lane[0]
-                try:
-                    result = self.correlator.correlate(event)
-                    if result.skip:
-                        _sent("skip").inc()
-                    else:
-                        for attempt in range(MAX_TRIES_PER_EVENT):
-                            if await self._write(result):
-                                break
-                            if attempt + 1 < MAX_TRIES_PER_EVENT:
-                                await asyncio.sleep(self.retry_sleep)
+            while True:
+                while lane:
+                    event = lane[0]
+                    try:
+                        result = self.correlator.correlate(event)
+                        if result.skip:
+                            _sent("skip").inc()
                         else:
-                            log.error("dropping event after retries", reason=event.get("reason"))
-                except WriteRefused:
-                    self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
-                    if self._refused == 1:
-                        log.info("events dropped: this replica may no longer hold the leader lease")
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("event sender failed on one event")
-                lane.popleft()
-                self._finished(1)
-        finally:  # normally empty; cancelled (stop()), the events left in it are given up
-            if lane:
-                self._finished(len(lane))
-            del self._lanes[key]
-            self._free_lanes += 1
-            if self._held:  # the send loop waits for a free lane
-                self._lane_freed.set()
+                            for attempt in range(MAX_TRIES_PER_EVENT):
+                                if await self._write(result):
+                                    break
+                                if attempt + 1 < MAX_TRIES_PER_EVENT:
+                                    await asyncio.sleep(self.retry_sleep)
+                            else:
+                                log.error("dropping event after retries", reason=event.get("reason"))
+                    except WriteRefused:
+                        self._refused += 1  # this replica may no longer lead: drop it, the next leader acts
+                        if self._refused == 1:
+                            log.info("events dropped: this replica may no longer hold the leader lease")
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception:
+                        log.exception("event sender failed on one event")
+                    lane.popleft()
+                    self._finished(1)
+                owned = False
+                self._close_lane(key)
+                waiter: asyncio.Future[tuple[str, str, str]] = loop.create_future()
+                self._parked.append(waiter)
+                key = await waiter
+                lane = self._lanes[key]
+                owned = True
+        finally:  # cancelled (stop()): the events left in its lane are given up
+            if owned:
+                if lane:
+                    self._finished(len(lane))
+                self._close_lane(key)
             task = asyncio.current_task()
             if task is not None:
                 self._lane_tasks.discard(task)
+
+    def _close_lane(self, key: tuple[str, str, str]) -> None:
+        del self._lanes[key]
+        self._free_lanes += 1
+        if self._held:  # the send loop waits for a free lane
+            self._lane_freed.set()
 
     def _finished(self, count: int) -> None:
         self._pending -= count
