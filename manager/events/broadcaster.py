@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import structlog
 from prometheus_client import Counter
 from prometheus_client.core import REGISTRY
@@ -295,11 +296,14 @@ class EventBroadcaster:
                     answer = await self.client.create(EVENTS, fresh, namespace, strip_managed_fields=True)
                     _sent("create").inc()
             else:
-                # `client.create(EVENTS, event, namespace)`'s very request without its path built per event.
-                # Only name, resourceVersion, count and firstTimestamp of the answer are read (update_state):
-                # decoded in full, as an Event's few managedFields cost less to decode than to cut out.
-                answer = await self.client.request_json("POST", _events_path(namespace), body=event)
+                # `client.create(EVENTS, event, namespace)`'s very request without its path built per event;
+                # the answer is decoded only if this event repeats (`update_state_raw`).
+                raw = await self.client.request_raw("POST", _events_path(namespace), body=orjson.dumps(event))
                 _sent("create").inc()
+                if result.key is not None:
+                    self.correlator.update_state_raw(raw, result.key)
+                    return True
+                answer = orjson.loads(raw)
         except AlreadyExists:
             return True
         except ApiError as exc:
