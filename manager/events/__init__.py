@@ -10,9 +10,10 @@ involved object, within which the events are correlated and written in order. Ev
 reads or writes (aggregation, observation, spam bucket) lives under a key that includes the involved object,
 so lanes never share one. (One write at a time drained about one event per round trip, slower than a few
 workers that each write then record: a burst of 2,000 objects overflowed the queue.)
-An event goes straight into its lane (opened as a task on the spot when fewer than `MAX_LANES` are open) when
-nothing is queued before it; only events recorded while every lane is busy, or before `start()`, wait in
-the queue for the sender task, which hands them to lanes in order.
+An event goes straight into its lane when nothing is queued before it: a lane task that finished its object
+waits for the next one (a task is made only while fewer than `MAX_LANES` exist, and none per event); only
+events recorded while every lane is busy, or before `start()`, wait in the queue for the sender task, which
+hands them to lanes in order.
 
 The correlator (`manager.events.correlator`, client-go's `events_cache.go`: aggregation, then
 observation as a PATCH of the count, then the spam filter) runs in the sender, never in a reconcile.

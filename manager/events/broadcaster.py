@@ -11,14 +11,17 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import structlog
 from prometheus_client import Counter
+from prometheus_client.core import REGISTRY
 
 from manager.apimachinery.resources import EVENTS
 from manager.client.errors import AlreadyExists, ApiError, NotFound
 from manager.client.writegate import WriteRefused
 from manager.events.correlator import Correlation, Event, EventCorrelator
 from manager.events.recorder import EventRecorder
+from manager.metrics.families import ScrapeTimeCollector, ScrapeTimeCounter
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
@@ -31,9 +34,14 @@ MAX_TRIES_PER_EVENT = 12
 RETRY_SLEEP = 10.0
 
 EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event queue was full", ["component"])
-EVENTS_SENT = Counter(
-    "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
+# Counted on every event: a scrape-time family (a plain addition; a prometheus_client child takes a lock).
+_COLLECTOR = ScrapeTimeCollector()
+EVENTS_SENT = _COLLECTOR.add(
+    ScrapeTimeCounter(
+        "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
+    )
 )
+REGISTRY.register(_COLLECTOR)
 
 
 def _lane_key(event: Event) -> tuple[str, str, str]:
@@ -50,9 +58,15 @@ def _dropped(component: str) -> Any:
 
 @functools.cache
 def _sent(action: str) -> Any:
-    """EVENTS_SENT's child for `action`, looked up once (labels() takes a lock and builds a tuple on every
-    call); created on first use, so a series still appears only once something was counted in it."""
+    """EVENTS_SENT's child for `action`, looked up once; created on first use, so a series appears only once
+    something was counted in it."""
     return EVENTS_SENT.labels(action)
+
+
+@functools.lru_cache(maxsize=1024)
+def _events_path(namespace: str) -> str:
+    """The events collection of `namespace`, as `ApiClient.create` addresses it, built once per namespace."""
+    return EVENTS.api_path(namespace)
 
 
 class EventBroadcaster:
@@ -82,10 +96,12 @@ class EventBroadcaster:
         self.max_queued = max_queued
         self._queue: asyncio.Queue[Event] = asyncio.Queue()  # bounded by `_pending`, lanes included
         self._pending = 0  # recorded, not yet written (or given up): queued, in a lane or being written
-        self._idle = asyncio.Event()
-        self._idle.set()
+        # Resolved once nothing is pending; made only while a stop() waits (no Event set and cleared around
+        # every event).
+        self._idle_waiters: list[asyncio.Future[None]] = []
         self._lanes: dict[tuple[str, str, str], deque[Event]] = {}
         self._lane_tasks: set[asyncio.Task[None]] = set()
+        self._parked: list[asyncio.Future[tuple[str, str, str]]] = []  # lane tasks waiting for an object
         self.max_lanes = max(1, max_lanes)
         self._free_lanes = self.max_lanes
         self._lane_freed = asyncio.Event()
@@ -119,8 +135,6 @@ class EventBroadcaster:
         if self._dropped_in_burst:
             log.warning("event queue accepts events again", dropped=self._dropped_in_burst)
             self._dropped_in_burst = 0
-        if self._pending <= 0:  # `_idle` is set exactly while nothing is pending
-            self._idle.clear()
         self._pending += 1
         # Straight into its lane when nothing waits before it (the usual case): no hop through the send
         # loop, one wake-up less per event. Otherwise behind the queued ones, so the order holds.
@@ -145,22 +159,29 @@ class EventBroadcaster:
         then are lost; those still queued are sent after a `start()`)."""
         if self._task is None:
             return
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self._idle.wait()
+        if self._pending > 0:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._idle_waiters.append(waiter)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await waiter
+            if waiter in self._idle_waiters:
+                self._idle_waiters.remove(waiter)
         tasks = [self._task, *self._lane_tasks]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._task = None
-        for lane in self._lanes.values():  # lanes whose task was cancelled before it began
+        for lane in self._lanes.values():  # lanes whose task was cancelled before it took them
             self._finished(len(lane))
         self._lanes.clear()
         self._lane_tasks.clear()
+        self._parked.clear()
         self._free_lanes = self.max_lanes
 
     def _dispatch(self, event: Event) -> bool:
-        """Hand `event` to its object's lane, opening one (a task) when a lane is free. False when none is."""
+        """Hand `event` to its object's lane, opening one when a lane is free (on a parked lane task, or a
+        new one while fewer than `max_lanes` exist). False when none is free."""
         key = _lane_key(event)
         lane = self._lanes.get(key)
         if lane is not None:  # that object's lane is busy: after the events before it
@@ -170,8 +191,11 @@ class EventBroadcaster:
             return False
         self._free_lanes -= 1
         self._lanes[key] = deque((event,))
-        task = asyncio.create_task(self._run_lane(key), context=self._context.copy())
-        self._lane_tasks.add(task)
+        if self._parked:  # a lane task waiting for its next object: one wake-up, no task made and torn down
+            self._parked.pop().set_result(key)
+        else:
+            task = asyncio.create_task(self._run_lanes(key), context=self._context.copy())
+            self._lane_tasks.add(task)
         return True
 
     async def _send_loop(self) -> None:
@@ -189,50 +213,68 @@ class EventBroadcaster:
             finally:
                 self._held = False
 
-    async def _run_lane(self, key: tuple[str, str, str]) -> None:
-        """Correlate and write the lane's events in order, a failed write retried. One coroutine per lane:
-        the writes it awaits wake it up through no other of ours."""
+    async def _run_lanes(self, key: tuple[str, str, str]) -> None:
+        """Correlate and write a lane's events in order, a failed write retried; then park until `_dispatch`
+        hands over the next object's lane. At most `max_lanes` of these run, each lane on one at a time; the
+        writes they await wake them up through no other of ours."""
+        loop = asyncio.get_running_loop()
         lane = self._lanes[key]
+        owned = True  # `lane` is this task's (else it is parked)
         try:
-            while lane:
-                event = lane[0]
-                try:
-                    result = self.correlator.correlate(event)
-                    if result.skip:
-                        _sent("skip").inc()
-                    else:
-                        for attempt in range(MAX_TRIES_PER_EVENT):
-                            if await self._write(result):
-                                break
-                            if attempt + 1 < MAX_TRIES_PER_EVENT:
-                                await asyncio.sleep(self.retry_sleep)
+            while True:
+                while lane:
+                    event = lane[0]
+                    try:
+                        result = self.correlator.correlate(event)
+                        if result.skip:
+                            _sent("skip").inc()
                         else:
-                            log.error("dropping event after retries", reason=event.get("reason"))
-                except WriteRefused:
-                    self._refused += 1  # this replica may no longer lead: drop it, the next leader acts again
-                    if self._refused == 1:
-                        log.info("events dropped: this replica may no longer hold the leader lease")
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("event sender failed on one event")
-                lane.popleft()
-                self._finished(1)
-        finally:  # normally empty; cancelled (stop()), the events left in it are given up
-            if lane:
-                self._finished(len(lane))
-            del self._lanes[key]
-            self._free_lanes += 1
-            if self._held:  # the send loop waits for a free lane
-                self._lane_freed.set()
+                            for attempt in range(MAX_TRIES_PER_EVENT):
+                                if await self._write(result):
+                                    break
+                                if attempt + 1 < MAX_TRIES_PER_EVENT:
+                                    await asyncio.sleep(self.retry_sleep)
+                            else:
+                                log.error("dropping event after retries", reason=event.get("reason"))
+                    except WriteRefused:
+                        self._refused += 1  # this replica may no longer lead: drop it, the next leader acts
+                        if self._refused == 1:
+                            log.info("events dropped: this replica may no longer hold the leader lease")
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception:
+                        log.exception("event sender failed on one event")
+                    lane.popleft()
+                    self._finished(1)
+                owned = False
+                self._close_lane(key)
+                waiter: asyncio.Future[tuple[str, str, str]] = loop.create_future()
+                self._parked.append(waiter)
+                key = await waiter
+                lane = self._lanes[key]
+                owned = True
+        finally:  # cancelled (stop()): the events left in its lane are given up
+            if owned:
+                if lane:
+                    self._finished(len(lane))
+                self._close_lane(key)
             task = asyncio.current_task()
             if task is not None:
                 self._lane_tasks.discard(task)
 
+    def _close_lane(self, key: tuple[str, str, str]) -> None:
+        del self._lanes[key]
+        self._free_lanes += 1
+        if self._held:  # the send loop waits for a free lane
+            self._lane_freed.set()
+
     def _finished(self, count: int) -> None:
         self._pending -= count
-        if self._pending <= 0:
-            self._idle.set()
+        if self._pending <= 0 and self._idle_waiters:  # a stop() waits
+            for waiter in self._idle_waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._idle_waiters.clear()
 
     async def _write(self, result: Correlation) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
@@ -254,9 +296,14 @@ class EventBroadcaster:
                     answer = await self.client.create(EVENTS, fresh, namespace, strip_managed_fields=True)
                     _sent("create").inc()
             else:
-                # Only name, resourceVersion, count and times of the answer are read (update_state).
-                answer = await self.client.create(EVENTS, event, namespace, strip_managed_fields=True)
+                # `client.create(EVENTS, event, namespace)`'s very request without its path built per event;
+                # the answer is decoded only if this event repeats (`update_state_raw`).
+                raw = await self.client.request_raw("POST", _events_path(namespace), body=orjson.dumps(event))
                 _sent("create").inc()
+                if result.key is not None:
+                    self.correlator.update_state_raw(raw, result.key)
+                    return True
+                answer = orjson.loads(raw)
         except AlreadyExists:
             return True
         except ApiError as exc:

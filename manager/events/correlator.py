@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+import structlog
+
 from manager.apimachinery.metatime import format_time
 
 MAX_LRU_ENTRIES = 4096
@@ -26,6 +29,7 @@ AGGREGATE_INTERVAL = 600.0
 COMBINED_PREFIX = "(combined from similar events): "
 
 Event = dict[str, Any]
+log = structlog.get_logger("manager.events")
 _NONE: dict[str, str] = {}  # the default of a missing section (never written)
 
 
@@ -80,15 +84,27 @@ class _LRU(OrderedDict[tuple[str, ...], Any]):
 
 
 class _Observed:
-    """client-go's eventLog: what was last sent (or answered) for one event key."""
+    """client-go's eventLog: what was last sent (or answered) for one event key. `answer`: the server's
+    answer not decoded yet (`update_state_raw`); its fields replace the others when the key is next read."""
 
-    __slots__ = ("count", "first_timestamp", "name", "resource_version")
+    __slots__ = ("answer", "count", "first_timestamp", "name", "resource_version")
 
     def __init__(self, count: int, first_timestamp: str, name: str, resource_version: str) -> None:
         self.count = count
         self.first_timestamp = first_timestamp
         self.name = name
         self.resource_version = resource_version
+        self.answer: bytes | None = None
+
+    def update(self, event: Event) -> None:
+        """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
+        meta = event["metadata"]
+        count = int(event.get("count") or 1)
+        first = event.get("firstTimestamp", "")
+        name = meta["name"]
+        rv = meta.get("resourceVersion", "")
+        self.count, self.first_timestamp, self.name, self.resource_version = count, first, name, rv
+        self.answer = None
 
 
 @dataclass(slots=True)
@@ -124,9 +140,10 @@ class EventCorrelator:
         now = self.clock()
         aggregated, key = self._aggregate(event, agg_key, now)
         observed, patch = self._observe(aggregated, key)
+        # Positional: a keyword call costs more (one per event).
         if self._is_spam(agg_key[:_SPAM_KEY_LENGTH], now):
-            return Correlation(observed, skip=True, key=key)
-        return Correlation(observed, patch, key=key)
+            return Correlation(observed, None, True, key)
+        return Correlation(observed, patch, False, key)
 
     def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
         """Remember what the server answered, so the next duplicate patches the right object. `key`: the
@@ -137,27 +154,37 @@ class EventCorrelator:
             message = event.get("message", "")
             agg_key = aggregate_key(event)
             key = agg_key if message.startswith(COMBINED_PREFIX) else (*agg_key, message)
-        meta = event["metadata"]
-        count = int(event.get("count") or 1)
-        first = event.get("firstTimestamp", "")
-        rv = meta.get("resourceVersion", "")
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            observed.insert(key, _Observed(count, first, meta["name"], rv))
+            record = _Observed(0, "", "", "")
+            record.update(event)
+            observed.insert(key, record)
             return
+        last.update(event)
         observed.move_to_end(key)
-        last.count = count
-        last.first_timestamp = first
-        last.name = meta["name"]
-        last.resource_version = rv
+
+    def update_state_raw(self, answer: bytes, key: tuple[str, ...]) -> None:
+        """`update_state(orjson.loads(answer), key)`, the answer decoded only when `key` is next read: most
+        events are never repeated, and their answers' decoding was a tenth of an event's cost. An answer
+        that turns out not to be an Event then leaves the record as it was, as `update_state` does (logged
+        then, not now)."""
+        last: _Observed | None = self._observed.get(key)
+        if last is None:  # evicted meanwhile: a new record needs the answer's fields now
+            self.update_state(orjson.loads(answer), key)
+            return
+        last.answer = answer
+        self._observed.move_to_end(key)
 
     def _aggregate(self, event: Event, agg_key: tuple[str, ...], now: float) -> tuple[Event, tuple[str, ...]]:
         aggregates = self._aggregates
         record: list[Any] | None = aggregates.get(agg_key)  # [messages, last seen]
         message = event.get("message", "")
         if record is None:
-            record = aggregates.insert(agg_key, [{message}, now])
+            # `_LRU.insert` inline here and below (a method call less per new key; one event adds three).
+            record = aggregates[agg_key] = [{message}, now]
+            if len(aggregates) > aggregates.size:
+                aggregates.popitem(last=False)
         else:
             aggregates.move_to_end(agg_key)
             if now - record[1] > self.max_interval:
@@ -187,9 +214,13 @@ class EventCorrelator:
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            observed.insert(key, _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], ""))
+            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
+            if len(observed) > observed.size:
+                observed.popitem(last=False)
             return event, None
         observed.move_to_end(key)
+        if last.answer is not None:
+            _take_answer(last)
         last.count += 1
         updated = dict(event)
         updated["count"] = last.count
@@ -209,7 +240,9 @@ class EventCorrelator:
         bucket: list[float] | None = spam.get(key)  # [tokens, last refill]
         burst = float(self.spam_burst)
         if bucket is None:
-            bucket = spam.insert(key, [burst, now])
+            bucket = spam[key] = [burst, now]
+            if len(spam) > spam.size:
+                spam.popitem(last=False)
         else:
             spam.move_to_end(key)
         tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
@@ -217,3 +250,15 @@ class EventCorrelator:
         bucket[0] = tokens - 1.0 if allowed else tokens
         bucket[1] = now
         return not allowed
+
+
+def _take_answer(record: _Observed) -> None:
+    """Apply the answer `update_state_raw` left undecoded on `record`."""
+    answer, record.answer = record.answer, None
+    try:
+        event = orjson.loads(answer or b"")
+        if not isinstance(event, dict):
+            raise TypeError("the answer is not a JSON object")
+        record.update(event)
+    except Exception:  # as update_state would have raised when it was written: the record stays as it was
+        log.exception("event sender failed on one event's answer")

@@ -167,3 +167,42 @@ async def test_events_wait_in_order_while_every_lane_is_busy(kubesim: Any, clien
     }
     steps = ["step 0", "step 1", "step 2"]
     assert written == {"busy-0": [*steps, "step 3"], **{f"busy-{i}": steps for i in range(1, 6)}}
+
+
+async def test_lane_tasks_wait_for_the_next_object_and_stop_ends_them(client: ApiClient) -> None:
+    """A lane task that wrote its object's events takes the next object's instead of ending (never more
+    than `max_lanes` of them); stop() ends the waiting ones and gives up what is in flight; a restart opens
+    lanes again."""
+    objects = await subjects(client, 8, "reuse")
+    broadcaster = EventBroadcaster(client, max_lanes=2)
+    recorder = broadcaster.recorder("reuse-controller")
+    broadcaster.start()
+    lane_tasks: set[asyncio.Task[None]] = set()
+    try:
+        for obj in objects[:5]:  # one at a time: the one lane task takes each object in turn
+            recorder.event(obj, "Normal", "Step", "one at a time")
+            lane_tasks |= broadcaster._lane_tasks
+            await wait_for(lambda: broadcaster.pending == 0, timeout=10)
+        assert len(lane_tasks) == 1
+        for obj in objects[5:]:  # three objects at once: two lanes, the third waits in the queue
+            recorder.event(obj, "Normal", "Step", "side by side")
+        lane_tasks |= broadcaster._lane_tasks
+        await wait_for(lambda: broadcaster.pending == 0, timeout=10)
+        assert len(lane_tasks | broadcaster._lane_tasks) == 2
+    finally:
+        await broadcaster.stop()
+    assert all(task.done() for task in lane_tasks)
+    found = await events_by_object(client)
+    assert sorted(name for name in found if name.startswith("reuse-")) == [f"reuse-{i}" for i in range(8)]
+
+    broadcaster.start()
+    recorder.event(objects[0], "Normal", "Again", "after a restart")
+    await broadcaster.stop(timeout=0)  # in flight or not yet taken: given up, nothing left pending
+    assert broadcaster.pending == 0
+    assert not broadcaster._lane_tasks
+    broadcaster.start()
+    recorder.event(objects[1], "Normal", "Again", "after a second restart")
+    await wait_for(lambda: broadcaster.pending == 0, timeout=10)
+    await broadcaster.stop()
+    again = [e["message"] for e in (await events_by_object(client))["reuse-1"] if e["reason"] == "Again"]
+    assert again == ["after a second restart"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
+from structlog.testing import capture_logs
 
 from manager.events import COMBINED_PREFIX, EventBroadcaster, EventCorrelator, EventRecorder
 
@@ -195,3 +197,59 @@ def test_update_state_with_the_correlation_key_patches_the_answered_object() -> 
     assert again.patch is not None and again.patch["count"] == 2
     assert again.event["metadata"]["resourceVersion"] == "41"
     assert again.event["metadata"]["name"] == first.event["metadata"]["name"]
+
+
+def test_an_undecoded_answer_is_read_when_the_event_repeats() -> None:
+    """`update_state_raw`: the answer's name, resourceVersion, count and firstTimestamp, as `update_state`
+    takes them, once the same event comes again; a later `update_state` supersedes it."""
+    ticks = Ticks()
+    correlator = EventCorrelator(clock=ticks)
+    first = correlator.correlate(make(ticks))
+    assert first.key is not None
+    answer = {
+        **first.event,
+        "metadata": {**first.event["metadata"], "name": "renamed", "resourceVersion": "41"},
+        "count": 5,
+        "firstTimestamp": "2020-01-01T00:00:00Z",
+    }
+    correlator.update_state_raw(orjson.dumps(answer), first.key)
+    again = correlator.correlate(make(ticks))
+    assert again.patch is not None and again.patch["count"] == 6
+    assert again.event["metadata"]["name"] == "renamed"
+    assert again.event["metadata"]["resourceVersion"] == "41"
+    assert again.event["firstTimestamp"] == "2020-01-01T00:00:00Z"
+    correlator.update_state_raw(orjson.dumps({**answer, "count": 9}), first.key)
+    correlator.update_state(
+        {**answer, "count": 6, "metadata": {**answer["metadata"], "resourceVersion": "42"}}
+    )
+    third = correlator.correlate(make(ticks))
+    assert third.patch is not None and third.patch["count"] == 7
+    assert third.event["metadata"]["resourceVersion"] == "42"
+
+
+def test_an_undecodable_answer_leaves_the_record_as_it_was() -> None:
+    ticks = Ticks()
+    correlator = EventCorrelator(clock=ticks)
+    first = correlator.correlate(make(ticks))
+    assert first.key is not None
+    with capture_logs() as logs:
+        correlator.update_state_raw(b"[1, 2]", first.key)
+        again = correlator.correlate(make(ticks))
+    assert again.patch is not None and again.patch["count"] == 2
+    assert again.event["metadata"]["name"] == first.event["metadata"]["name"]
+    assert "resourceVersion" not in again.event["metadata"]  # as sent: the answer was never taken
+    assert [entry["log_level"] for entry in logs] == ["error"]
+
+
+def test_an_answer_for_an_evicted_key_is_decoded_at_once() -> None:
+    ticks = Ticks()
+    correlator = EventCorrelator(clock=ticks)
+    first = correlator.correlate(make(ticks))
+    assert first.key is not None
+    correlator._observed.clear()  # evicted between the write and its answer
+    answer = {**first.event, "metadata": {**first.event["metadata"], "resourceVersion": "7"}}
+    correlator.update_state_raw(orjson.dumps(answer), first.key)
+    again = correlator.correlate(make(ticks))
+    assert again.patch is not None and again.event["metadata"]["resourceVersion"] == "7"
+    with pytest.raises(orjson.JSONDecodeError):  # as update_state fails on it: the write's error
+        correlator.update_state_raw(b"not json", ("other",))
