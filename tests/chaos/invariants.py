@@ -109,6 +109,9 @@ class ClusterState:
     replicaset_gaps: list[tuple[int, int]] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
     seen_at: dict[str, float] = field(default_factory=dict)  # a deferred problem: when its pods were seen
+    evidence: dict[str, str] = field(
+        default_factory=dict
+    )  # a problem: what it was judged by (for the report)
     events_checked: int = 0
     judged_late: int = 0  # pod states judged once the ReplicaSet stream had caught up with them
 
@@ -196,7 +199,19 @@ class ClusterState:
             f"({', '.join(suspect.live)})"
         )
         self.seen_at.setdefault(problem, suspect.seen)
+        self.evidence.setdefault(problem, self._evidence(suspect))
         return problem
+
+    def _evidence(self, suspect: Suspect) -> str:
+        """The ReplicaSet versions (rv:replicas, s: settled) and the live pods (name@rv) of a verdict."""
+        versions = ", ".join(
+            f"{rv}:{spec}{'s' if settled else ''}"
+            for rv, spec, settled in self.bounds[suspect.owner].versions
+        )
+        pods = ", ".join(
+            f"{p['metadata']['name']}@{rv_of(p)}" for p in self.owned_pods(suspect.owner) if is_live(p)
+        )
+        return f"judged at pods rv {suspect.pods_rv}; versions {versions}; live now {pods}"
 
     def _owner_bounds(self, owner: str) -> list[str]:
         pods = self.owned_pods(owner)

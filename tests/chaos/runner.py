@@ -137,6 +137,8 @@ class ChaosRun:
         windows = split_brain_windows([at for at, _ in stale])
         for problem, at in self.violations.items():
             line = f"{at - self.started:6.1f}s {problem}"
+            if problem in self.state.evidence:  # what a rare verdict was judged by, to tell a race from a bug
+                line += f"\n         {self.state.evidence[problem]}"
             in_split_brain = any(start <= at <= end for start, end in windows)
             (result.split_brain_violations if in_split_brain else result.violations).append(line)
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)

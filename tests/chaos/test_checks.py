@@ -180,6 +180,9 @@ def test_pods_ahead_of_the_replicaset_stream_are_still_judged_when_it_catches_up
     )
     assert problems == [expected]
     assert expected in state.seen_at  # the run reports it at the time its pods were seen
+    evidence = state.evidence[expected]  # and what it was judged by
+    assert evidence.startswith("judged at pods rv 55") and "versions " in evidence
+    assert all(f"web-665d84c76d-{suffix}@" in evidence for suffix in ("2z2kv", "fqrrq", "gwz67"))
     # a scale to 3 taken back and settled at 2 before the third pod: a breach, though the test saw the 3
     state = ClusterState()
     _web_timeline_until_the_third_pod(state)
