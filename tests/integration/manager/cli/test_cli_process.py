@@ -452,6 +452,8 @@ async def test_sigterm_with_the_runtime_drains_reconciles_and_releases_the_lease
         events = [e["event"] for e in daemon.events()]
         assert events.count("reconcile started") == events.count("reconcile finished") == 1
         assert events.index("shutdown requested") < events.index("reconcile finished")
+        # The log's last lines when the lease was not released (seen once in a CI run under load).
+        assert "released the lease" in events, daemon.lines[-20:]
         assert events.index("reconcile finished") < events.index("released the lease")
         assert events[-1] == "manager stopped"
         lease = await client.get(LEASES, "sigterm-test", "kube-system")
