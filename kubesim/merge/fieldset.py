@@ -131,12 +131,16 @@ def added_sections(
     return tree
 
 
-def _added_map(value: JSON, node: Node | None, custom: bool, skip: Container[str]) -> JSON:
-    """`_added` of a map below the root without its `skip` keys (a create's metadata without the fields
-    managedFields never tracks: cheaper left out than built and then removed)."""
+def _added_map(
+    value: JSON, node: Node | None, custom: bool, skip: Container[str] = (), root: bool = False
+) -> JSON:
+    """`_added` of a map, without its `skip` keys (a create's metadata without the fields managedFields
+    never tracks: cheaper left out than built and then removed). A root map (the object, a list item) has
+    no `.` entry of its own."""
     if not value or (node is not None and node.atomic_map):
         return {}
-    tree: JSON = {".": {}} if node is None or custom or node.string_map else {}
+    granular = not root and (node is None or custom or node.string_map)
+    tree: JSON = {".": {}} if granular else {}
     for key in sorted(value):
         if key in skip:
             continue
@@ -150,17 +154,7 @@ def _added_map(value: JSON, node: Node | None, custom: bool, skip: Container[str
 
 def _added(value: Any, node: Node | None, custom: bool, root: bool) -> JSON:
     if isinstance(value, dict):
-        if not value or (node is not None and node.atomic_map):
-            return {}
-        granular = not root and (node is None or custom or node.string_map)
-        tree: JSON = {".": {}} if granular else {}
-        for key in sorted(value):
-            child = value[key]
-            if isinstance(child, _CONTAINERS):
-                tree["f:" + key] = _added(child, None if node is None else node.child(key), custom, False)
-            elif child is not None:
-                tree["f:" + key] = {}
-        return tree
+        return _added_map(value, node, custom, (), root)
     if isinstance(value, list) and value and node is not None:
         list_type = node.list_type
         if list_type != "map" and list_type != "set":
