@@ -10,8 +10,9 @@
 - Fence (manager/leaderelection/fence.py): our own writes are allowed only until `lease_duration - margin`
   after the latest successful renewal was *sent*; when that passes (a pause longer than the lease, a stuck
   renewal) the fence closes at once, before any further write, and `run()` returns as for a lost lease.
-- Release on a clean stop: the fence closes, the holder is cleared and leaseDurationSeconds set to 1, so a
-  standby takes over at its next retry instead of waiting for the lease to expire.
+- Release on a clean stop: the fence closes, the Lease is read (a renewal cancelled in flight may have
+  landed) and, if still ours, its holder is cleared and leaseDurationSeconds set to 1, so a standby takes
+  over at its next retry instead of waiting for the lease to expire.
 """
 
 from __future__ import annotations
@@ -136,9 +137,31 @@ class LeaderElector:
             self._set_leading(False)
 
     async def release(self) -> bool:
-        """Give the lease up if we hold it (holder cleared, duration 1 s, transitions kept)."""
-        if self.observed_spec is None or self.observed_spec.get("holderIdentity") != self.identity:
+        """Give the lease up if we hold it (holder cleared, duration 1 s, transitions kept).
+
+        Read first, as client-go's release() does: a renewal cancelled in flight may still have landed and
+        moved the resourceVersion. A Conflict (a renewal landing between our read and our write) is read
+        and tried once more.
+        """
+        if not self._holds():
             return False
+        try:
+            async with asyncio.timeout(self.call_timeout):
+                for attempt in (1, 2):
+                    try:
+                        return await self._release_current()
+                    except Conflict:
+                        if attempt == 2:
+                            raise
+        except (ApiError, OSError, TimeoutError) as exc:
+            log.warning("failed to release the lease", error=str(exc))
+        return False
+
+    async def _release_current(self) -> bool:
+        self._observe(await self.client.get(LEASES, self.name, self.namespace))
+        if not self._holds():
+            return False  # taken over behind our back: not ours to clear
+        assert self.observed_spec is not None
         now = micro_time()
         spec = {
             "holderIdentity": "",
@@ -147,12 +170,7 @@ class LeaderElector:
             "renewTime": now,
             "leaseTransitions": self.observed_spec.get("leaseTransitions", 0),
         }
-        try:
-            async with asyncio.timeout(self.call_timeout):
-                await self._update(spec)
-        except (ApiError, OSError, TimeoutError) as exc:
-            log.warning("failed to release the lease", error=str(exc))
-            return False
+        await self._update(spec)
         log.info("released the lease", lease=f"{self.namespace}/{self.name}")
         return True
 

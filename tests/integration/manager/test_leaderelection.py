@@ -126,6 +126,33 @@ async def test_clean_stop_releases_and_the_standby_takes_over_at_once(pool: Pool
     assert loop.time() - stopped_at < MAX_RETRY_GAP + 0.6  # well before a lease duration (2 s)
 
 
+async def test_release_reads_the_lease_first_so_a_late_renewal_does_not_conflict(pool: Pool) -> None:
+    # client-go's release() Gets before it Updates: a renewal cancelled in flight may still land on the
+    # server and move the resourceVersion under the one the elector knows.
+    a = pool.elector("a")
+    await wait_for(lambda: a.leading, message="a leads")
+    a.release_on_cancel = False
+    await pool.stop("a")
+    landed = await pool.lease()  # the late renewal: same holder, a new resourceVersion
+    landed["spec"]["renewTime"] = micro_time()
+    await pool.client.update(LEASES, landed)
+    assert await a.release()
+    released = (await pool.lease())["spec"]
+    assert released["holderIdentity"] == "" and released["leaseDurationSeconds"] == 1
+
+
+async def test_release_leaves_a_lease_taken_over_behind_our_back(pool: Pool) -> None:
+    a = pool.elector("a")
+    await wait_for(lambda: a.leading, message="a leads")
+    a.release_on_cancel = False
+    await pool.stop("a")
+    taken = await pool.lease()
+    taken["spec"].update(holderIdentity="usurper", renewTime=micro_time())
+    await pool.client.update(LEASES, taken)
+    assert not await a.release()
+    assert (await pool.lease())["spec"]["holderIdentity"] == "usurper"
+
+
 @pytest.mark.slow
 async def test_losing_the_lease_ends_run_and_reports_it(pool: Pool) -> None:
     lost = asyncio.Event()
