@@ -75,6 +75,7 @@ def stop_kubesim(server: Server, signum: int = signal.SIGTERM) -> int:
     finally:
         if server.process.poll() is None:
             server.process.kill()
+            server.process.wait(timeout=15)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = start_kubesim(tmp_path_factory.mktemp("kubesim"))
     yield running
     assert stop_kubesim(running) == 0, running.log.read_text()
-    assert running.process.stdout is not None and running.process.stdout.read() == ""  # one line, no more
+    assert running.process.stdout is not None
+    with running.process.stdout:
+        assert running.process.stdout.read() == ""  # one line, no more
 
 
 class Kubectl:
@@ -152,7 +155,9 @@ def test_bad_flags_exit_2_with_one_line(tmp_path: Path) -> None:
 
 def test_sigint_exits_cleanly(tmp_path: Path) -> None:
     running = start_kubesim(tmp_path, "--nodes", "1", "--no-kubelet", "--seed", "3", "--log-level", "debug")
-    assert stop_kubesim(running, signal.SIGINT) == 0, running.log.read_text()
+    assert running.process.stdout is not None
+    with running.process.stdout:
+        assert stop_kubesim(running, signal.SIGINT) == 0, running.log.read_text()
 
 
 def test_get(kubectl: Kubectl) -> None:

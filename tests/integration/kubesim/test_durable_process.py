@@ -40,6 +40,8 @@ def kubesim_process(data_dir: Path) -> Iterator[tuple[subprocess.Popen[str], str
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def configmap(name: str) -> dict[str, Any]:
