@@ -14,11 +14,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from pydantic import Field
+
 from manager import (
     CONFIGMAPS,
     AlreadyExists,
     Controller,
     ControllerContext,
+    ControllerFlags,
     For,
     GroupVersionResource,
     NotFound,
@@ -35,12 +38,22 @@ def configmap_name(greeting_name: str) -> str:
     return f"{greeting_name}-greeting"
 
 
+class GreetingFlags(ControllerFlags):
+    concurrent_bench_greeting_syncs: int = Field(
+        5,
+        gt=0,
+        description="Workers of bench-greeting-controller (5, as kube-controller-manager's Job and "
+        "ReplicaSet controllers).",
+    )
+
+
 class GreetingController(Controller):
     # Not "greeting-controller": examples/greeting-operator, installed by make test, claims that name.
     name = "bench-greeting-controller"
     aliases = ("bench-greeting",)
     enabled_by_default = False
-    concurrency = 5
+    flags = GreetingFlags
+    concurrency = "concurrent_bench_greeting_syncs"
     watches = (For(GREETINGS), Owns(CONFIGMAPS))
 
     def __init__(self, ctx: ControllerContext) -> None:

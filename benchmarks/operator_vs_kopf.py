@@ -43,7 +43,8 @@ How each operator runs:
   of its login handlers that succeeds: `login_via_client` here (the `kubernetes` client of the test extra);
   `login_via_async_client` and its own `login_with_kubeconfig` work against kubesim as well.
 - Both at their default log level (info), into a file in a temporary directory (`--keep-logs` prints it).
-  The aiokcm controller runs 5 workers; kopf handles each object in its own worker task (its default).
+  The aiokcm controller runs 5 workers (`--aiokcm-workers N` changes it, for an informative run: the
+  targets are judged at 5); kopf handles each object in its own worker task (its default).
 
 --callgrind (deterministic A/B, benchmarks/callgrind.py): each operator process runs under
 `valgrind --tool=callgrind --instr-atstart=no`, instrumentation is switched on when the window opens and off
@@ -182,6 +183,7 @@ def start_operator(
     work: Path,
     profile: Path | None = None,
     callgrind: Callgrind | None = None,
+    workers: int | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("AIOKCM_")}
     log = open(work / f"{row}.log", "wb")  # noqa: SIM115 (the child owns it)
@@ -201,6 +203,8 @@ def start_operator(
         ]
         if row == "aiokcm-unlimited":
             args.append("--kube-api-qps=0")
+        if workers is not None:
+            args.append(f"--concurrent-bench-greeting-syncs={workers}")
     if profile is not None:  # the whole process under cProfile (written when it exits on SIGTERM)
         args = [sys.executable, "-m", "cProfile", "-o", str(profile / f"{row}.prof"), *args]
     if callgrind is not None:
@@ -324,7 +328,14 @@ async def gather_limited(jobs: list[Callable[[], Awaitable[object]]], in_flight:
     await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def run_row(row: str, count: int, work: Path, profile: Path | None, callgrind: bool = False) -> Row:
+async def run_row(
+    row: str,
+    count: int,
+    work: Path,
+    profile: Path | None,
+    callgrind: bool = False,
+    workers: int | None = None,
+) -> Row:
     grind = Callgrind(work, row) if callgrind else None
     slow = SLOWDOWN if callgrind else 1  # valgrind's slowdown, for the timeouts
     kubeconfig = work / "kubeconfig"
@@ -342,7 +353,7 @@ async def run_row(row: str, count: int, work: Path, profile: Path | None, callgr
                 await client.list(greetings_gvr(), "warmup")
                 break
             await asyncio.sleep(0.05)
-        operator = start_operator(row, url, kubeconfig, work, profile, grind)
+        operator = start_operator(row, url, kubeconfig, work, profile, grind, workers)
         proc = operator
 
         def alive() -> bool:
@@ -406,6 +417,13 @@ def main() -> None:
     parser.add_argument(
         "--only", default=",".join(ROWS), help=f"comma-separated rows among {', '.join(ROWS)}"
     )
+    parser.add_argument(
+        "--aiokcm-workers",
+        type=int,
+        metavar="N",
+        help="workers of the aiokcm operator (--concurrent-bench-greeting-syncs; default 5): an informative "
+        "run, the targets are judged at the default",
+    )
     parser.add_argument("--keep-logs", action="store_true", help="print the directory of the operators' logs")
     parser.add_argument(
         "--profile",
@@ -432,7 +450,10 @@ def main() -> None:
     if args.callgrind:
         require()
     work = Path(tempfile.mkdtemp(prefix="operator-vs-kopf-"))
-    results = [asyncio.run(run_row(row, args.count, work, args.profile, args.callgrind)) for row in rows]
+    results = [
+        asyncio.run(run_row(row, args.count, work, args.profile, args.callgrind, args.aiokcm_workers))
+        for row in rows
+    ]
     kopf_version = version("kopf") if importlib.util.find_spec("kopf") else "-"
     print(f"{args.count} Greetings: owned ConfigMap + status ready + event (kopf {kopf_version})")
     print(
