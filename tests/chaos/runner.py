@@ -73,6 +73,9 @@ class ChaosRun:
         self.timeline = LeaseTimeline(LEASE_DURATION)
         self.violations: dict[str, float] = {}
         self.started = time.time()
+        # times are reported on the schedule's clock: seconds since the faults started (kubesim, the
+        # workload and the first election take a few seconds before)
+        self.faults_started = self.started
 
     def _record(self, problems: list[str]) -> None:
         for problem in problems:  # a problem judged late is dated when its pods were seen
@@ -133,12 +136,12 @@ class ChaosRun:
                 await kubesim.stop()
         audit.poll([], final=True)
         stale = audit.stale_writes(self.timeline)
-        result.non_leader_writes = [f"{at - self.started:6.1f}s {what}" for at, what in stale]
+        result.non_leader_writes = [f"{at - self.faults_started:6.1f}s {what}" for at, what in stale]
         windows = split_brain_windows([at for at, _ in stale])
         for problem, at in self.violations.items():
-            line = f"{at - self.started:6.1f}s {problem}"
+            line = f"{at - self.faults_started:6.1f}s {problem}"
             if problem in self.state.evidence:  # what a rare verdict was judged by, to tell a race from a bug
-                line += f"\n         {self.state.evidence[problem]}"
+                line += f"\n         {self.state.evidence[problem]}; leader {self.timeline.leader_then(at)}"
             in_split_brain = any(start <= at <= end for start, end in windows)
             (result.split_brain_violations if in_split_brain else result.violations).append(line)
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
@@ -189,7 +192,7 @@ class ChaosRun:
         chaos.note(f"chaos: manager {leader.slot} leads; faults start")
 
     async def _chaos(self, chaos: Chaos, steps: list[Step]) -> None:
-        start = time.monotonic()
+        start, self.faults_started = time.monotonic(), time.time()
         disruption: asyncio.Task[None] | None = None
         for step in steps:
             await asyncio.sleep(max(0.0, start + step.at - time.monotonic()))  # the schedule's time
