@@ -139,6 +139,9 @@ class ClusterState:
     evidence: dict[str, str] = field(
         default_factory=dict
     )  # a problem: what it was judged by (for the report)
+    # pods over a settled status that the pods refuted (its controller's cache lagged): not violations,
+    # reported with their evidence to show how often it happens
+    excused: dict[str, str] = field(default_factory=dict)
     events_checked: int = 0
     judged_late: int = 0  # pod states judged once the ReplicaSet stream had caught up with them
 
@@ -239,8 +242,15 @@ class ClusterState:
     def _judge(self, suspect: Suspect) -> str | None:
         if any(before < suspect.pods_rv < after for before, after in self.replicaset_gaps):
             return None  # the ReplicaSet versions as of these pods were lost in a relist: nothing to judge by
-        allowed = self.bounds[suspect.owner].at(suspect.pods_rv, suspect.created)
+        bound = self.bounds[suspect.owner]
+        allowed = bound.at(suspect.pods_rv, suspect.created)
         if len(suspect.live) <= allowed:
+            if len(suspect.live) > bound.at(suspect.pods_rv, ()):  # allowed only as a status refuted
+                excused = (
+                    f"ReplicaSet {suspect.name}: {len(suspect.live)} live pods ({', '.join(suspect.live)})"
+                )
+                self.seen_at.setdefault(excused, suspect.seen)
+                self.excused.setdefault(excused, self._evidence(suspect))
             return None
         problem = (
             f"ReplicaSet {suspect.name}: {len(suspect.live)} live pods, at most {allowed} allowed "

@@ -42,6 +42,8 @@ class ChaosResult:
     # Jobs that ran while a stale replica wrote, and did not end as asked (duplicate pods cannot be undone)
     split_brain_unfinished: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)  # what had not converged by the timeout
+    # ReplicaSets over a settled status written from a lagging cache (allowed; with what they were judged by)
+    lagging_status: list[str] = field(default_factory=list)
     non_leader_writes: list[str] = field(default_factory=list)
     attributed_writes: int = 0
     unattributed_writes: int = 0
@@ -59,6 +61,7 @@ class ChaosResult:
             f"({self.judged_late} judged late), "
             f"{self.relists} relists, {len(self.violations)} invariant violations "
             f"(+{len(self.split_brain_violations)} in split brain), "
+            f"{len(self.lagging_status)} ReplicaSet pod counts allowed over a status from a lagging cache, "
             f"{len(self.split_brain_unfinished)} problems of Jobs that ran in split brain, "
             f"{self.attributed_writes} manager writes attributed ({self.unattributed_writes} not), "
             f"{len(self.non_leader_writes)} from a non-leader, leaders {len(self.leaders)}, "
@@ -144,6 +147,9 @@ class ChaosRun:
                 line += f"\n         {self.state.evidence[problem]}; leader {self.timeline.leader_then(at)}"
             in_split_brain = any(start <= at <= end for start, end in windows)
             (result.split_brain_violations if in_split_brain else result.violations).append(line)
+        for excused, evidence in self.state.excused.items():
+            at = self.state.seen_at.get(excused, self.faults_started)
+            result.lagging_status.append(f"{at - self.faults_started:6.1f}s {excused}\n         {evidence}")
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
         result.leaders = self.timeline.holders()
         result.events_checked = self.state.events_checked
@@ -151,6 +157,8 @@ class ChaosRun:
         result.relists = sum(w.relists for w in [*watches, lease_watch])
         result.manager_exits = [code for m in managers for code in m.exits]
         print(result.summary())
+        for line in result.lagging_status:
+            print(f"allowed: {line}")
         self._keep(result, audit)
         return result
 

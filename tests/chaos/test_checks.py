@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from tests.chaos import workload
-from tests.chaos.invariants import ClusterState, Suspect, jobs_running_during, unfinished
+from tests.chaos.invariants import ClusterState, jobs_running_during, unfinished
 from tests.chaos.leadership import (
     LeaseTimeline,
     SocketOwners,
@@ -140,9 +140,9 @@ def test_a_status_counting_a_lagging_cache_does_not_bound_the_pods_created_befor
     assert state.apply("replicasets", "MODIFIED", _y_rs(121, 2, 4, 4, 2)) == []  # "settled": p2 unseen
     assert state.apply("pods", "MODIFIED", _y_pod("p2", 122)) == []  # ahead of the ReplicaSet stream
     assert state.progress("replicasets", 123) == []  # three pods made before rv 121 refute its 2
-    evidence = state._evidence(
-        Suspect("uid-web-7d4c99495f", "web-7d4c99495f", 122, ["p0", "p1", "p2"], 0.0, (50, 90, 111))
-    )
+    # reported aside, with what it was judged by: the refuted status (s!), each pod's creation
+    [(excused, evidence)] = state.excused.items()
+    assert excused == "ReplicaSet web-7d4c99495f: 3 live pods (p0, p1, p2)"
     assert "121:2s!" in evidence and "100:2s," in evidence and "p2 created@111" in evidence
     # the controller sees p2 and deletes one; its next status is settled for real, and binds
     assert state.apply("pods", "MODIFIED", _deleting(_y_pod("p2", 125))) == []
