@@ -149,7 +149,10 @@ class ChaosRun:
             (result.split_brain_violations if in_split_brain else result.violations).append(line)
         for excused, evidence in self.state.excused.items():
             at = self.state.seen_at.get(excused, self.faults_started)
-            result.lagging_status.append(f"{at - self.faults_started:6.1f}s {excused}\n         {evidence}")
+            leader = self.timeline.leader_then(at)
+            result.lagging_status.append(
+                f"{at - self.faults_started:6.1f}s {excused}\n         {evidence}; leader {leader}"
+            )
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
         result.leaders = self.timeline.holders()
         result.events_checked = self.state.events_checked

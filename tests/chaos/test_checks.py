@@ -124,11 +124,12 @@ def _y_pod(name: str, rv: int) -> Obj:
 
 
 def test_a_status_counting_a_lagging_cache_does_not_bound_the_pods_created_before_it() -> None:
-    # seed 197543 ("web-7d4c99495f: 3 live pods, at most 2 allowed"): the ReplicaSet was scaled to 3 and its
-    # third pod created; the Deployment scaled it back to 2 (its pods not all available) before that pod
-    # reached the ReplicaSet controller's cache (its pod watch was cut), and the controller, waiting for the
-    # pod (expectations), wrote status replicas 2 for spec 2 from its cache. The pod is the cluster's third
-    # until the controller sees it and deletes one: upstream allows it.
+    # seed 197543 ("web-7d4c99495f: 3 live pods, at most 2 allowed"), as the likeliest story: the ReplicaSet
+    # was scaled to 3 and its third pod created; the Deployment scaled it back to 2 (its pods not all
+    # available) before that pod reached the ReplicaSet controller's cache (pod events behind ReplicaSet
+    # events: a new leader's first burst, or a cut watch), and the controller, waiting for the pod
+    # (expectations), wrote status replicas 2 for spec 2 from its cache. The pod is the cluster's third until
+    # the controller sees it and deletes one: upstream allows it.
     state = ClusterState()
     state.apply("replicasets", "MODIFIED", _y_rs(100, 2, 2, 2, 2))  # settled at 2
     assert state.apply("pods", "ADDED", _y_pod("p0", 50)) == []
