@@ -7,25 +7,26 @@ status lowers (a scale-down that settled) applies once the pod stream has passed
 the controller already saw may still be on its way to the test), and pods ahead of the ReplicaSet stream are
 judged only once that stream has caught up with them (a scale-up they were created for may still be on its
 way to the test).
+
+A settled status counts the pods in the controller's cache, not the cluster's: a status written while a pod
+the controller created has not reached its cache yet (its expectations wait for it, the status is written
+anyway, as upstream's syncReplicaSet does) says `replicas` pods where there are more. Such a status does not
+bound the pods: more of the pods judged were created before it than it counts.
 """
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.chaos.replicabound import ReplicaBound, Suspect, rv_of
 from tests.chaos.workload import DEPLOYMENT, DEPLOYMENT_REPLICAS, JOB_KINDS, MAX_SURGE, REPLICASET
 
 Obj = dict[str, Any]
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
-
-
-def rv_of(obj: Obj) -> int:
-    return int(obj["metadata"].get("resourceVersion") or 0)
 
 
 def controller_uid(obj: Obj) -> str | None:
@@ -55,54 +56,14 @@ def condition(obj: Obj, kind: str) -> bool:
 
 
 @dataclass
-class ReplicaBound:
-    """How many live pods a ReplicaSet may have while the pod stream is at a resourceVersion: the most
-    replicas asked by its versions up to that resourceVersion since the last one that settled (status at
-    spec: the controller had seen the pods of any earlier, higher, spec go)."""
-
-    versions: list[tuple[int, int, bool]] = field(default_factory=list)  # (rv, spec.replicas, settled)
-
-    def observe(self, rs: Obj) -> None:
-        spec, status = int(rs["spec"].get("replicas", 1)), rs.get("status") or {}
-        settled = (
-            status.get("observedGeneration", 0) >= rs["metadata"].get("generation", 0)
-            and status.get("replicas") == spec
-        )
-        rv = rv_of(rs)
-        if self.versions and rv <= self.versions[-1][0]:
-            return  # a relist repeating a version already seen
-        self.versions.append((rv, spec, settled))
-
-    def at(self, pods_rv: int) -> int:
-        last = max(bisect.bisect_right(self.versions, pods_rv, key=lambda v: v[0]) - 1, 0)
-        first = next((i for i in range(last, -1, -1) if self.versions[i][2]), 0)
-        return max(spec for _, spec, _ in self.versions[first : last + 1])
-
-    def forget_before(self, pods_rv: int) -> None:
-        """Drop the versions no later question (at `pods_rv` or after) can reach."""
-        last = bisect.bisect_right(self.versions, pods_rv, key=lambda v: v[0]) - 1
-        first = next((i for i in range(last, -1, -1) if self.versions[i][2]), 0)
-        del self.versions[:first]
-
-
-@dataclass
-class Suspect:
-    """Pods over the bound known so far, as of a resourceVersion the ReplicaSet stream had not reached."""
-
-    owner: str
-    name: str
-    pods_rv: int
-    live: list[str]
-    seen: float
-
-
-@dataclass
 class ClusterState:
     pods: dict[str, Obj] = field(default_factory=dict)
     jobs: dict[str, Obj] = field(default_factory=dict)
     replicasets: dict[str, Obj] = field(default_factory=dict)
     deployments: dict[str, Obj] = field(default_factory=dict)
     bounds: dict[str, ReplicaBound] = field(default_factory=dict)
+    # pod uid -> the resourceVersion it was created at (its ADDED event), or a lower bound (from a relist)
+    created: dict[str, int] = field(default_factory=dict)
     pods_rv: int = 0
     replicasets_rv: int = 0  # how far the ReplicaSet stream has come (its events and lists)
     # the ReplicaSet stream's relists: (before, list rv), versions between them were never seen
@@ -112,6 +73,9 @@ class ClusterState:
     evidence: dict[str, str] = field(
         default_factory=dict
     )  # a problem: what it was judged by (for the report)
+    # pods over a settled status that the pods refuted (its controller's cache lagged): not violations,
+    # reported with their evidence to show how often it happens
+    excused: dict[str, str] = field(default_factory=dict)
     events_checked: int = 0
     judged_late: int = 0  # pod states judged once the ReplicaSet stream had caught up with them
 
@@ -142,6 +106,10 @@ class ClusterState:
             problems = [] if kind == "DELETED" else self._deployment_surge(obj)
             return problems + self.progress(resource, rv_of(obj))
         if resource == "pods":
+            if kind == "DELETED":
+                self.created.pop(uid, None)
+            else:  # an ADDED event is the creation; a pod never seen before (no event lost) cannot be older
+                self.created.setdefault(uid, rv_of(obj) if kind == "ADDED" else 0)
             self.pods_rv = max(self.pods_rv, rv_of(obj))
             owner = controller_uid(obj)
             if owner is not None and kind != "DELETED":
@@ -161,6 +129,11 @@ class ClusterState:
             return self.progress(resource, list_rv)
         if resource != "pods":
             return []
+        # a pod the stream had not shown was created after the last event seen (a gapless stream shows every
+        # creation up to where it is)
+        self.created = {
+            o["metadata"]["uid"]: self.created.get(o["metadata"]["uid"], self.pods_rv + 1) for o in objects
+        }
         self.pods_rv = max(self.pods_rv, list_rv)
         owners = {controller_uid(p) for p in objects}
         return [problem for owner in owners if owner is not None for problem in self._owner_bounds(owner)]
@@ -174,10 +147,22 @@ class ClusterState:
         self.suspects = [s for s in self.suspects if s.pods_rv > self.replicasets_rv]
         self.judged_late += len(ready)
         problems = self._judge_all(ready)
-        floor = min([self.pods_rv, *(s.pods_rv for s in self.suspects)])
-        for bound in self.bounds.values():
-            bound.forget_before(floor)
+        self._forget(min([self.pods_rv, *(s.pods_rv for s in self.suspects)]))
         return problems
+
+    def _forget(self, floor: int) -> None:
+        """Drop the ReplicaSet versions no question from `floor` on can reach (all of a deleted one's)."""
+        live_now: dict[str, list[int]] = {}
+        for pod in self.pods.values():
+            owner = controller_uid(pod)
+            if owner in self.bounds and is_live(pod):
+                live_now.setdefault(owner, []).append(self.created.get(pod["metadata"]["uid"], 0))
+        for owner in list(self.bounds):
+            waiting = [s.created for s in self.suspects if s.owner == owner]
+            if owner not in self.replicasets and owner not in live_now and not waiting:
+                del self.bounds[owner]
+            else:
+                self.bounds[owner].forget_before(floor, [live_now.get(owner, []), *waiting])
 
     def judge_pending(self) -> list[str]:
         """At the end: the pods still waiting for the ReplicaSet stream, judged with what it brought."""
@@ -191,8 +176,15 @@ class ClusterState:
     def _judge(self, suspect: Suspect) -> str | None:
         if any(before < suspect.pods_rv < after for before, after in self.replicaset_gaps):
             return None  # the ReplicaSet versions as of these pods were lost in a relist: nothing to judge by
-        allowed = self.bounds[suspect.owner].at(suspect.pods_rv)
+        bound = self.bounds[suspect.owner]
+        allowed = bound.at(suspect.pods_rv, suspect.created)
         if len(suspect.live) <= allowed:
+            if len(suspect.live) > bound.at(suspect.pods_rv, ()):  # allowed only as a status refuted
+                excused = (
+                    f"ReplicaSet {suspect.name}: {len(suspect.live)} live pods ({', '.join(suspect.live)})"
+                )
+                self.seen_at.setdefault(excused, suspect.seen)
+                self.excused.setdefault(excused, self._evidence(suspect))
             return None
         problem = (
             f"ReplicaSet {suspect.name}: {len(suspect.live)} live pods, at most {allowed} allowed "
@@ -203,15 +195,20 @@ class ClusterState:
         return problem
 
     def _evidence(self, suspect: Suspect) -> str:
-        """The ReplicaSet versions (rv:replicas, s: settled) and the live pods (name@rv) of a verdict."""
+        """What a verdict was judged by: the ReplicaSet (uid) versions rv:replicas (s: settled, s!: settled
+        but refuted by the pods judged), the pods judged with the resourceVersion each was created at, and
+        the ReplicaSet's pods now (name@rv; deletionTimestamp when being deleted, phase when finished)."""
+        bound = self.bounds[suspect.owner]
         versions = ", ".join(
-            f"{rv}:{spec}{'s' if settled else ''}"
-            for rv, spec, settled in self.bounds[suspect.owner].versions
+            f"{rv}:{spec}{('s!' if bound.refuted(i, suspect.created) else 's') if settled else ''}"
+            for i, (rv, spec, settled) in enumerate(bound.versions)
         )
-        pods = ", ".join(
-            f"{p['metadata']['name']}@{rv_of(p)}" for p in self.owned_pods(suspect.owner) if is_live(p)
+        judged = ", ".join(f"{n} created@{c}" for n, c in zip(suspect.live, suspect.created, strict=True))
+        now = ", ".join(_pod_now(p) for p in self.owned_pods(suspect.owner))
+        return (
+            f"ReplicaSet uid {suspect.owner}; judged at pods rv {suspect.pods_rv} (ReplicaSet stream at "
+            f"{self.replicasets_rv}); versions {versions}; judged {judged}; pods now {now}"
         )
-        return f"judged at pods rv {suspect.pods_rv}; versions {versions}; live now {pods}"
 
     def _owner_bounds(self, owner: str) -> list[str]:
         pods = self.owned_pods(owner)
@@ -221,7 +218,10 @@ class ClusterState:
         if owner not in self.bounds or owner not in self.replicasets:
             return []
         name = self.replicasets[owner]["metadata"]["name"]
-        suspect = Suspect(owner, name, self.pods_rv, sorted(p["metadata"]["name"] for p in live), time.time())
+        live = sorted(live, key=lambda p: str(p["metadata"]["name"]))
+        created = tuple(self.created.get(p["metadata"]["uid"], 0) for p in live)
+        names = [p["metadata"]["name"] for p in live]
+        suspect = Suspect(owner, name, self.pods_rv, names, time.time(), created)
         if self.pods_rv > self.replicasets_rv:
             # the ReplicaSet versions up to pods_rv are not all here: a scale-up these pods were made for, or
             # a settled scale-down they broke, may still be on its way
@@ -240,6 +240,13 @@ class ClusterState:
                 f"Deployment {DEPLOYMENT}: its ReplicaSets ask for {total} replicas, over replicas + maxSurge"
             ]
         return []
+
+
+def _pod_now(pod: Obj) -> str:
+    meta, phase = pod["metadata"], _phase(pod)
+    deleting = f" deleting since {meta['deletionTimestamp']}" if meta.get("deletionTimestamp") else ""
+    finished = f" {phase}" if phase in ("Succeeded", "Failed") else ""
+    return f"{meta['name']}@{rv_of(pod)}{deleting}{finished}"
 
 
 def job_problems(job: Obj, pods: list[Obj], live: list[Obj]) -> list[str]:

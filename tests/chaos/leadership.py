@@ -54,6 +54,15 @@ class LeaseTimeline:
                 seen.append(holder)
         return seen
 
+    def leader_then(self, when: float) -> str:
+        """Who held the Lease at `when` as the watch saw it, and how long before its last renewal was."""
+        held = [r for r in self.records if r[1] <= when]
+        if not held:
+            return "none yet"
+        holder, acquired = held[-1][0], held[-1][1]
+        renewed = max([r[2] for r in held if r[0] == holder and r[2] <= when], default=acquired)
+        return f"{holder} (acquired {when - acquired:.1f}s, renewed {when - renewed:.1f}s before)"
+
     def leader_at(self, identity: str, when: float) -> str | None:
         """None if `identity` may write at `when`, else why not."""
         mine = [r for r in self.records if r[0] == identity and r[1] <= when + SLACK_SECONDS]

@@ -42,6 +42,8 @@ class ChaosResult:
     # Jobs that ran while a stale replica wrote, and did not end as asked (duplicate pods cannot be undone)
     split_brain_unfinished: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)  # what had not converged by the timeout
+    # ReplicaSets over a settled status written from a lagging cache (allowed; with what they were judged by)
+    lagging_status: list[str] = field(default_factory=list)
     non_leader_writes: list[str] = field(default_factory=list)
     attributed_writes: int = 0
     unattributed_writes: int = 0
@@ -59,6 +61,7 @@ class ChaosResult:
             f"({self.judged_late} judged late), "
             f"{self.relists} relists, {len(self.violations)} invariant violations "
             f"(+{len(self.split_brain_violations)} in split brain), "
+            f"{len(self.lagging_status)} ReplicaSet pod counts allowed over a status from a lagging cache, "
             f"{len(self.split_brain_unfinished)} problems of Jobs that ran in split brain, "
             f"{self.attributed_writes} manager writes attributed ({self.unattributed_writes} not), "
             f"{len(self.non_leader_writes)} from a non-leader, leaders {len(self.leaders)}, "
@@ -73,6 +76,9 @@ class ChaosRun:
         self.timeline = LeaseTimeline(LEASE_DURATION)
         self.violations: dict[str, float] = {}
         self.started = time.time()
+        # times are reported on the schedule's clock: seconds since the faults started (kubesim, the
+        # workload and the first election take a few seconds before)
+        self.faults_started = self.started
 
     def _record(self, problems: list[str]) -> None:
         for problem in problems:  # a problem judged late is dated when its pods were seen
@@ -133,14 +139,20 @@ class ChaosRun:
                 await kubesim.stop()
         audit.poll([], final=True)
         stale = audit.stale_writes(self.timeline)
-        result.non_leader_writes = [f"{at - self.started:6.1f}s {what}" for at, what in stale]
+        result.non_leader_writes = [f"{at - self.faults_started:6.1f}s {what}" for at, what in stale]
         windows = split_brain_windows([at for at, _ in stale])
         for problem, at in self.violations.items():
-            line = f"{at - self.started:6.1f}s {problem}"
+            line = f"{at - self.faults_started:6.1f}s {problem}"
             if problem in self.state.evidence:  # what a rare verdict was judged by, to tell a race from a bug
-                line += f"\n         {self.state.evidence[problem]}"
+                line += f"\n         {self.state.evidence[problem]}; leader {self.timeline.leader_then(at)}"
             in_split_brain = any(start <= at <= end for start, end in windows)
             (result.split_brain_violations if in_split_brain else result.violations).append(line)
+        for excused, evidence in self.state.excused.items():
+            at = self.state.seen_at.get(excused, self.faults_started)
+            leader = self.timeline.leader_then(at)
+            result.lagging_status.append(
+                f"{at - self.faults_started:6.1f}s {excused}\n         {evidence}; leader {leader}"
+            )
         result.attributed_writes, result.unattributed_writes = len(audit.attributed), len(audit.unattributed)
         result.leaders = self.timeline.holders()
         result.events_checked = self.state.events_checked
@@ -148,6 +160,8 @@ class ChaosRun:
         result.relists = sum(w.relists for w in [*watches, lease_watch])
         result.manager_exits = [code for m in managers for code in m.exits]
         print(result.summary())
+        for line in result.lagging_status:
+            print(f"allowed: {line}")
         self._keep(result, audit)
         return result
 
@@ -189,7 +203,7 @@ class ChaosRun:
         chaos.note(f"chaos: manager {leader.slot} leads; faults start")
 
     async def _chaos(self, chaos: Chaos, steps: list[Step]) -> None:
-        start = time.monotonic()
+        start, self.faults_started = time.monotonic(), time.time()
         disruption: asyncio.Task[None] | None = None
         for step in steps:
             await asyncio.sleep(max(0.0, start + step.at - time.monotonic()))  # the schedule's time

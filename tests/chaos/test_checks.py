@@ -89,17 +89,84 @@ def _rs(replicas: int, rv: int, status_replicas: int) -> Obj:
     }
 
 
+def _deleting(pod: Obj) -> Obj:
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return pod
+
+
 def test_a_replicaset_scale_down_binds_the_pods_once_the_pod_stream_has_passed_it() -> None:
     state = ClusterState()
     state.apply("replicasets", "ADDED", _rs(3, 1, 3))
     for n in range(3):
         assert state.apply("pods", "ADDED", _pod(f"p{n}", 2 + n, "uid-rs-scaled")) == []
-    state.apply("replicasets", "MODIFIED", _rs(2, 10, 2))  # settled at rv 10
+    state.apply("replicasets", "MODIFIED", _rs(2, 6, 3))  # asked, not settled
+    state.apply("replicasets", "MODIFIED", _rs(2, 10, 2))  # settled at rv 10, once p2 went at rv 8
     # a pod event older than the settled status: its deletions may not have reached the test yet
-    assert state.apply("pods", "MODIFIED", _pod("p0", 9, "uid-rs-scaled")) == []
-    assert state.apply("pods", "MODIFIED", _pod("p1", 10, "uid-rs-scaled")) == [
-        "ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p2)"
+    assert state.apply("pods", "MODIFIED", _pod("p0", 7, "uid-rs-scaled")) == []
+    assert state.apply("pods", "MODIFIED", _deleting(_pod("p2", 8, "uid-rs-scaled"))) == []
+    # a pod made after the settled scale-down with no scale-up asking for it
+    assert state.apply("pods", "ADDED", _pod("p3", 11, "uid-rs-scaled")) == []  # ahead of the ReplicaSets
+    assert state.progress("replicasets", 12) == [
+        "ReplicaSet rs-scaled: 3 live pods, at most 2 allowed (p0, p1, p3)"
     ]
+
+
+def _y_rs(rv: int, replicas: int, generation: int, observed: int, status_replicas: int) -> Obj:
+    return {
+        "metadata": _meta("web-7d4c99495f", rv, generation=generation),
+        "spec": {"replicas": replicas},
+        "status": {"replicas": status_replicas, "observedGeneration": observed},
+    }
+
+
+def _y_pod(name: str, rv: int) -> Obj:
+    return _pod(name, rv, "uid-web-7d4c99495f")
+
+
+def test_a_status_counting_a_lagging_cache_does_not_bound_the_pods_created_before_it() -> None:
+    # seed 197543 ("web-7d4c99495f: 3 live pods, at most 2 allowed"), as the likeliest story: the ReplicaSet
+    # was scaled to 3 and its third pod created; the Deployment scaled it back to 2 (its pods not all
+    # available) before that pod reached the ReplicaSet controller's cache (pod events behind ReplicaSet
+    # events: a new leader's first burst, or a cut watch), and the controller, waiting for the pod
+    # (expectations), wrote status replicas 2 for spec 2 from its cache. The pod is the cluster's third until
+    # the controller sees it and deletes one: upstream allows it.
+    state = ClusterState()
+    state.apply("replicasets", "MODIFIED", _y_rs(100, 2, 2, 2, 2))  # settled at 2
+    assert state.apply("pods", "ADDED", _y_pod("p0", 50)) == []
+    assert state.apply("pods", "ADDED", _y_pod("p1", 90)) == []
+    state.apply("replicasets", "MODIFIED", _y_rs(110, 3, 3, 2, 2))
+    assert state.apply("pods", "ADDED", _y_pod("p2", 111)) == []
+    state.apply("replicasets", "MODIFIED", _y_rs(112, 3, 3, 3, 2))  # the cache lacks p2
+    assert state.apply("replicasets", "MODIFIED", _y_rs(120, 2, 4, 3, 2)) == []
+    assert state.apply("replicasets", "MODIFIED", _y_rs(121, 2, 4, 4, 2)) == []  # "settled": p2 unseen
+    assert state.apply("pods", "MODIFIED", _y_pod("p2", 122)) == []  # ahead of the ReplicaSet stream
+    assert state.progress("replicasets", 123) == []  # three pods made before rv 121 refute its 2
+    # reported aside, with what it was judged by: the refuted status (s!), each pod's creation
+    [(excused, evidence)] = state.excused.items()
+    assert excused == "ReplicaSet web-7d4c99495f: 3 live pods (p0, p1, p2)"
+    assert "121:2s!" in evidence and "100:2s," in evidence and "p2 created@111" in evidence
+    # the controller sees p2 and deletes one; its next status is settled for real, and binds
+    assert state.apply("pods", "MODIFIED", _deleting(_y_pod("p2", 125))) == []
+    assert state.apply("replicasets", "MODIFIED", _y_rs(126, 2, 4, 4, 2)) == []
+    assert state.apply("pods", "ADDED", _y_pod("p3", 130)) == []
+    assert state.progress("replicasets", 131) == [
+        "ReplicaSet web-7d4c99495f: 3 live pods, at most 2 allowed (p0, p1, p3)"
+    ]
+
+
+def test_a_lagging_status_is_refuted_only_by_pods_created_before_it() -> None:
+    # a new leader whose cache lacks p1 makes p2 and counts p0 and p2 as settled: still a breach of the
+    # settled 2 before it, which p0 and p1 do not refute
+    state = ClusterState()
+    assert state.apply("pods", "ADDED", _y_pod("p0", 50)) == []
+    assert state.apply("pods", "ADDED", _y_pod("p1", 90)) == []
+    state.apply("replicasets", "MODIFIED", _y_rs(100, 2, 2, 2, 2))
+    assert state.apply("pods", "ADDED", _y_pod("p2", 130)) == []
+    assert state.apply("replicasets", "MODIFIED", _y_rs(131, 2, 2, 2, 2)) == [
+        "ReplicaSet web-7d4c99495f: 3 live pods, at most 2 allowed (p0, p1, p2)"
+    ]
+    # the versions a lagging status may need are kept while its pods live: none forgotten here
+    assert state.bounds["uid-web-7d4c99495f"].versions[0][0] == 100
 
 
 def test_a_scale_up_after_a_settled_scale_down_raises_the_bound_the_pods_meet_later() -> None:
@@ -181,7 +248,7 @@ def test_pods_ahead_of_the_replicaset_stream_are_still_judged_when_it_catches_up
     assert problems == [expected]
     assert expected in state.seen_at  # the run reports it at the time its pods were seen
     evidence = state.evidence[expected]  # and what it was judged by
-    assert evidence.startswith("judged at pods rv 55") and "versions " in evidence
+    assert "judged at pods rv 55" in evidence and "versions " in evidence
     assert all(f"web-665d84c76d-{suffix}@" in evidence for suffix in ("2z2kv", "fqrrq", "gwz67"))
     # a scale to 3 taken back and settled at 2 before the third pod: a breach, though the test saw the 3
     state = ClusterState()
@@ -250,6 +317,9 @@ def test_a_write_after_the_lease_expired_or_was_taken_is_not_the_leaders() -> No
     assert timeline.leader_at("b", base + 11.0) is None
     assert timeline.leader_at("c", base + 11.0) == "had never acquired the lease"
     assert timeline.holders() == ["a", "b"]
+    assert timeline.leader_then(base + 3.5) == "a (acquired 2.5s, renewed 0.5s before)"
+    assert timeline.leader_then(base + 12.0) == "b (acquired 2.0s, renewed 2.0s before)"
+    assert timeline.leader_then(base) == "none yet"
     assert split_brain_windows([20.0, 21.0, 40.0], after=5.0) == [(19.0, 26.0), (39.0, 45.0)]
 
 

@@ -226,3 +226,29 @@ async def test_failing_deletes_report_failed_delete(kubesim: KubeSim, env: Env) 
     await env.wait_status("sticky", replicas=1)
     await wait_for(lambda: _none(failure_condition(env, "sticky")), 10.0, message="condition cleared")
     assert len(await env.events("sticky", "SuccessfulDelete")) >= 1
+
+
+@pytest.mark.slow
+async def test_a_status_written_while_a_creation_is_unseen_counts_the_cache(
+    kubesim: KubeSim, env: Env
+) -> None:
+    """The status counts the controller's cache, and is written even while its expectations wait for a pod
+    it created (upstream: syncReplicaSet's calculateStatus over the pods it lists): a scale-down that lands
+    before the pod of the scale-up reaches the cache reports `replicas` at spec for the current generation
+    while one more pod lives. The surplus goes once the pod is seen. The chaos checker (seed 197543) must not
+    take such a status for the cluster's count."""
+    await env.create_rs("unseen", 2)
+    await env.wait_status("unseen", replicas=2, readyReplicas=2)
+    await lag_pod_watch(env, 3.0)
+    await env.scale("unseen", 3)
+    made = await env.wait_pod_count("unseen", 3, timeout=2.0)
+    await env.scale("unseen", 2)
+    generation = int((await env.rs("unseen"))["metadata"]["generation"])
+    await env.wait_status("unseen", timeout=2.0, replicas=2, observedGeneration=generation)
+    assert cached_pods(env, "unseen") == 2, "the controller's cache must still lack the third pod"
+    assert len(await env.pods("unseen")) == 3, "a settled-looking status while three pods live"
+    kubesim.faults.clear()
+    left = await env.wait_pod_count("unseen", 2, timeout=10.0)
+    assert {p["metadata"]["name"] for p in left} < {p["metadata"]["name"] for p in made}  # none re-created
+    await env.wait_status("unseen", replicas=2, readyReplicas=2)
+    assert len(await env.events("unseen", "SuccessfulDelete")) == 1
