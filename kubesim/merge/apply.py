@@ -27,18 +27,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesim.merge.created import added_sections
 from kubesim.merge.fieldset import (
     FieldSet,
     Path,
-    added_sections,
     compare,
     field_set,
     from_fields_v1,
-    merge,
     path_string,
-    remove_path,
     to_fields_v1,
 )
+from kubesim.merge.merging import merge, remove_path
 from kubesim.schema import schemas
 from kubesim.status.body import status_body
 from kubesim.storage.records import format_time
@@ -314,8 +313,7 @@ def _record_create(
 ) -> None:
     """Fast path of record_update for a create: everything in the object is new and owned by `manager`."""
     tree = added_sections(new, node, custom=custom, skip=_CREATE_SKIP, skip_meta=_CREATE_SKIP_META)
-    metadata = tree.get("f:metadata")
-    if metadata is not None and (not metadata or list(metadata) == ["."]):
+    if tree.get("f:metadata") == {}:
         del tree["f:metadata"]
     if not tree:
         (new.get("metadata") or {}).pop("managedFields", None)
