@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesim.merge import zero
 from kubesim.merge.created import added_sections
 from kubesim.merge.fieldset import (
     FieldSet,
@@ -232,7 +233,9 @@ def server_side_apply(
     entries = _decode(live)
     if live is not None and not entries and live_content:
         # an object nobody manages yet: its current fields belong to a pseudo updater, as upstream does
-        fields = _tracked(field_set(live_content, node, update=True, custom=custom), subresource)
+        # (what an Update from the zero object finds, as the apiserver's skip-non-applied manager does)
+        created = field_set(live_content, node, update=True, custom=custom, state=zero.VALUE)
+        fields = _tracked(created, subresource)
         entries = [
             _Entry("before-first-apply", "Update", _api_version(gvk), subresource or "", fields=fields)
         ]
