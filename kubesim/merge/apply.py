@@ -11,12 +11,16 @@ kubesim.schema.schemas).
   for a create/update/patch (operation Update): the writer gains what it added or changed, other managers
   lose those fields, everyone loses what was removed. A client-supplied non-empty managedFields list on
   `new` is taken as the starting point (that is how clients rewrite ownership), else `old`'s.
+An Update's set holds, besides leaves and list items, each map, struct and non-atomic list the old object
+lacked (FieldsV1's `.`), the old object read as the apiserver's Go-typed one (`kubesim.merge.zero`); a
+create compares with the kind's zero object, in one walk (`kubesim.merge.created`).
 Both accept `now` (RFC 3339) for deterministic timestamps. Untracked as in the apiserver: apiVersion, kind,
 metadata name/namespace/uid/generation/resourceVersion/creationTimestamp/selfLink/managedFields; writes to
 the main resource do not track `.status` and /status writes track only `.status`. An object without any
 managedFields that gets applied to is first owned by the pseudo manager "before-first-apply", as upstream.
 Limits: no version conversion (entries of another apiVersion are compared as if they were this one),
-list items without keys are addressed by index (upstream rejects them), managedFields inside an apply
+list items without keys are addressed by index (upstream rejects them), struct fields embedded by value
+are known for the served kinds' types only (others count as pointers), managedFields inside an apply
 configuration are ignored (upstream: 400), and CRs without a status subresource still do not track
 `.status` from main-resource writes.
 """

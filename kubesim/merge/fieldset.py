@@ -3,7 +3,8 @@
 A path is a tuple of FieldsV1 path elements: `f:<field>`, `k:<json of the list-map keys>` (keys sorted),
 `v:<json value>` (set items) and `i:<index>` (list items without a usable key). A field set is a `set` of
 member paths: leaves (scalars, atomic lists/maps, empty maps), list items, and - for update-style sets -
-newly created granular maps (FieldsV1's `.` marker).
+the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
+`kubesim.merge.zero` for what a Go-typed old object holds).
 
 List semantics (`x-kubernetes-list-type`): `map` items are addressed by their keys, `set` items by value,
 `atomic` (and lists without a type) are leaves. Maps are granular unless `x-kubernetes-map-type: atomic`.

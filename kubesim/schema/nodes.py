@@ -45,7 +45,6 @@ class Node:
         "object_typed",
         "properties",
         "schema",
-        "string_map",
         "x_preserve",
     )
 
@@ -55,8 +54,6 @@ class Node:
         self.properties: JSON | None = properties if isinstance(properties, dict) else None
         self.additional: Any = schema.get("additionalProperties")
         self.atomic_map = schema.get("x-kubernetes-map-type") == "atomic"
-        # maps recorded with "." when an update creates them (string maps); custom resources: every object
-        self.string_map = "properties" not in schema and isinstance(self.additional, dict)
         info = schemas.field_info(schema)
         self.list_type = info.list_type
         self.list_map_keys = info.list_map_keys

@@ -30,9 +30,8 @@ async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
 
 
 def _entry(obj: Obj, manager: str, operation: str = "Update") -> Obj:
-    [entry] = [
-        e for e in obj["metadata"]["managedFields"] if e["manager"] == manager and e["operation"] == operation
-    ]
+    entries: list[Obj] = obj["metadata"]["managedFields"]
+    [entry] = [e for e in entries if e["manager"] == manager and e["operation"] == operation]
     return entry
 
 
