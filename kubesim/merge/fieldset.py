@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from kubesim.merge import zero
+from kubesim.merge.zero import ABSENT, NULL, VALUE
 from kubesim.schema import schemas
 
 JSON = dict[str, Any]
@@ -26,6 +27,7 @@ Path = tuple[str, ...]
 FieldSet = set[Path]
 
 _KEY_DEFAULTS = {"protocol": "TCP"}
+_NOTHING: dict[str, int] = {}  # what an absent or null map holds (read only)
 
 
 def _json(value: Any) -> str:
@@ -57,7 +59,7 @@ def field_set(
     *,
     update: bool = False,
     custom: bool = False,
-    state: int = zero.ABSENT,
+    state: int = ABSENT,
 ) -> FieldSet:
     """Every member path of `value`: as an apply configuration lists them (structured-merge-diff's
     ToFieldSet), or when `update` as an Update adds them to an old object where `value` was in `state`
@@ -73,15 +75,15 @@ def _collect(
     """`state` None: an apply configuration's set; else the old object's state of this node."""
     if isinstance(value, dict):
         if is_atomic_map(node) or not value:
-            if value or state != zero.VALUE:  # an empty struct in place is no change
+            if value or state != VALUE:  # an empty struct in place is no change
                 out.add(prefix)
             return
-        if state == zero.ABSENT and prefix:
+        if state == ABSENT and prefix:
             out.add(prefix)
-        held = zero.held(node, custom) if state == zero.VALUE else {}
+        held = zero.held(node, custom) if state == VALUE else _NOTHING
         for key, child in value.items():
             if child is not None:
-                sub = None if state is None else held.get(key, zero.ABSENT)
+                sub = None if state is None else held.get(key, ABSENT)
                 _collect(child, schemas.child(node, key), (*prefix, "f:" + key), out, custom, sub)
         return
     if isinstance(value, list):
@@ -89,10 +91,10 @@ def _collect(
         if info.list_type not in ("map", "set") or not value:
             out.add(prefix)
             return
-        if state == zero.ABSENT:
+        if state == ABSENT:
             out.add(prefix)
         element = schemas.items(node)
-        item_state = None if state is None else zero.ABSENT
+        item_state = None if state is None else ABSENT
         for i, item in enumerate(value):
             path = (*prefix, item_element(item, info, i))
             out.add(path)
@@ -135,7 +137,10 @@ def _compare(
             before = old.get(key)
             if before is None:
                 if value is not None:
-                    state = zero.state(node, key, custom) if key not in old else zero.NULL
+                    if key in old:  # a null in place
+                        state = NULL
+                    else:
+                        state = ABSENT if custom else zero.held(node, False).get(key, ABSENT)
                     added.update(field_set(value, child, path, update=True, custom=custom, state=state))
             elif value is None:
                 removed.update(field_set(before, child, path, update=True, custom=custom))

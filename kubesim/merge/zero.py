@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.schema import schemas
+from kubesim.schema.nodes import Node
 
 JSON = dict[str, Any]
 ABSENT, NULL, VALUE = 0, 1, 2
@@ -100,6 +101,14 @@ def held(node: JSON | None, custom: bool) -> dict[str, int]:
     return result
 
 
-def state(node: JSON | None, key: str, custom: bool) -> int:
-    """State in an old object of `key`, missing from a struct of schema `node` that the old object has."""
-    return held(node, custom).get(key, ABSENT)
+_NOTHING: dict[str, int] = {}
+
+
+def node_held(node: Node | None) -> dict[str, int]:
+    """`held` of a compiled built-in node, kept on the node (the create fast path asks it per object)."""
+    if node is None:
+        return _NOTHING
+    found: dict[str, int] | None = node.merge_held
+    if found is None:
+        found = node.merge_held = held(node.schema, False)
+    return found

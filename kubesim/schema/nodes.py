@@ -42,6 +42,7 @@ class Node:
         "free_form",
         "list_map_keys",
         "list_type",
+        "merge_held",
         "object_typed",
         "properties",
         "schema",
@@ -62,6 +63,7 @@ class Node:
         self.object_typed = "object" in schemas.types(schema)
         self.embedded = bool(schema.get("x-kubernetes-embedded-resource"))
         self.decode_facts: Any = None  # kubesim.validation.decode_types.Facts, computed on first use
+        self.merge_held: Any = None  # kubesim.merge.zero's {field: state} of a struct, computed on first use
         self._children: dict[str, Node | None] = {}
         self._additional: Node | None = None
         self._items: Node | None = None
