@@ -5,6 +5,7 @@ Update's set ('.') when the old object, Go-typed, lacks it (kubesim.merge.zero).
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from kubesim.merge.apply import record_update, server_side_apply
 from kubesim.merge.fieldset import from_fields_v1
+from kubesim.resources.types import BUILTIN_TYPES
 from kubesim.schema import schemas
 
 Obj = dict[str, Any]
@@ -180,3 +182,57 @@ def test_a_struct_embedded_by_value_is_no_member_when_an_update_finds_it_missing
     new["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
     record_update(old, new, "lb", gvk, "status", now="t")
     assert _fields(new, "lb") == {"f:status": {"f:loadBalancer": {"f:ingress": {}}}}
+
+
+def _random_value(node: Obj | None, rng: random.Random, depth: int) -> Any:
+    """A random value of a schema node: some of its fields, lists of 0-3 items with distinct keys."""
+    if node is None:
+        return "x"
+    typed = schemas.types(node)
+    if "array" in typed:
+        info, element = schemas.field_info(node), schemas.items(node)
+        items: list[Any] = []
+        for i in range(rng.choice([0, 1, 1, 2, 3])):
+            item = f"v{i}" if info.list_type == "set" else _random_value(element, rng, depth + 1)
+            if info.list_type == "map" and isinstance(item, dict):
+                for key in info.list_map_keys:
+                    item[key] = (
+                        i if "integer" in schemas.types(schemas.child(element, key) or {}) else f"k{i}"
+                    )
+            items.append(item)
+        return items
+    if "object" in typed or "properties" in node:
+        properties = node.get("properties") or {}
+        value: Obj = {}
+        if depth > 5:
+            return value
+        for key in rng.sample(list(properties), min(len(properties), rng.choice([0, 1, 2, 4, 8]))):
+            value[key] = _random_value(schemas.child(node, key), rng, depth + 1)
+        if not properties and isinstance(node.get("additionalProperties"), dict):
+            for i in range(rng.choice([0, 1, 2])):
+                value[f"a{i}"] = _random_value(schemas.child(node, "a"), rng, depth + 1)
+        return value
+    if "integer" in typed:
+        return rng.randint(0, 3)
+    if "boolean" in typed:
+        return rng.random() < 0.5
+    return rng.choice(["s", "t", None])
+
+
+def test_random_objects_of_every_served_kind_get_one_field_set_from_both_paths() -> None:
+    rng = random.Random(7)
+    kinds = [(t.group, t.version, t.kind) for t in BUILTIN_TYPES] + [WIDGET]
+    differ = []
+    for gvk in kinds:
+        root = schemas.root(gvk)
+        assert root is not None
+        for _ in range(25):
+            obj = _random_value(root, rng, 0)
+            obj["metadata"] = _random_value(schemas.child(root, "metadata"), rng, 1) | {"name": "n"}
+            obj["metadata"].pop("managedFields", None)
+            fast, general = copy.deepcopy(obj), copy.deepcopy(obj)
+            record_update(None, fast, "m", gvk, now="t")
+            record_update({}, general, "m", gvk, now="t")
+            if fast["metadata"].get("managedFields") != general["metadata"].get("managedFields"):
+                differ.append((gvk, obj))
+    assert not differ, differ[:2]
