@@ -11,12 +11,16 @@ kubesim.schema.schemas).
   for a create/update/patch (operation Update): the writer gains what it added or changed, other managers
   lose those fields, everyone loses what was removed. A client-supplied non-empty managedFields list on
   `new` is taken as the starting point (that is how clients rewrite ownership), else `old`'s.
+An Update's set holds, besides leaves and list items, each map, struct and non-atomic list the old object
+lacked (FieldsV1's `.`), the old object read as the apiserver's Go-typed one (`kubesim.merge.zero`); a
+create compares with the kind's zero object, in one walk (`kubesim.merge.created`).
 Both accept `now` (RFC 3339) for deterministic timestamps. Untracked as in the apiserver: apiVersion, kind,
 metadata name/namespace/uid/generation/resourceVersion/creationTimestamp/selfLink/managedFields; writes to
 the main resource do not track `.status` and /status writes track only `.status`. An object without any
 managedFields that gets applied to is first owned by the pseudo manager "before-first-apply", as upstream.
 Limits: no version conversion (entries of another apiVersion are compared as if they were this one),
-list items without keys are addressed by index (upstream rejects them), managedFields inside an apply
+list items without keys are addressed by index (upstream rejects them), struct fields embedded by value
+are known for the served kinds' types only (others count as pointers), managedFields inside an apply
 configuration are ignored (upstream: 400), and CRs without a status subresource still do not track
 `.status` from main-resource writes.
 """
@@ -27,18 +31,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesim.merge import zero
+from kubesim.merge.created import added_sections
 from kubesim.merge.fieldset import (
     FieldSet,
     Path,
-    added_sections,
     compare,
     field_set,
     from_fields_v1,
-    merge,
     path_string,
-    remove_path,
     to_fields_v1,
 )
+from kubesim.merge.merging import merge, remove_path
 from kubesim.schema import schemas
 from kubesim.status.body import status_body
 from kubesim.storage.records import format_time
@@ -233,7 +237,9 @@ def server_side_apply(
     entries = _decode(live)
     if live is not None and not entries and live_content:
         # an object nobody manages yet: its current fields belong to a pseudo updater, as upstream does
-        fields = _tracked(field_set(live_content, node, update=True, custom=custom), subresource)
+        # (what an Update from the zero object finds, as the apiserver's skip-non-applied manager does)
+        created = field_set(live_content, node, update=True, custom=custom, state=zero.VALUE)
+        fields = _tracked(created, subresource)
         entries = [
             _Entry("before-first-apply", "Update", _api_version(gvk), subresource or "", fields=fields)
         ]
@@ -314,8 +320,7 @@ def _record_create(
 ) -> None:
     """Fast path of record_update for a create: everything in the object is new and owned by `manager`."""
     tree = added_sections(new, node, custom=custom, skip=_CREATE_SKIP, skip_meta=_CREATE_SKIP_META)
-    metadata = tree.get("f:metadata")
-    if metadata is not None and (not metadata or list(metadata) == ["."]):
+    if tree.get("f:metadata") == {}:
         del tree["f:metadata"]
     if not tree:
         (new.get("metadata") or {}).pop("managedFields", None)

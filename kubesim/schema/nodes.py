@@ -42,10 +42,10 @@ class Node:
         "free_form",
         "list_map_keys",
         "list_type",
+        "merge_held",
         "object_typed",
         "properties",
         "schema",
-        "string_map",
         "x_preserve",
     )
 
@@ -55,8 +55,6 @@ class Node:
         self.properties: JSON | None = properties if isinstance(properties, dict) else None
         self.additional: Any = schema.get("additionalProperties")
         self.atomic_map = schema.get("x-kubernetes-map-type") == "atomic"
-        # maps recorded with "." when an update creates them (string maps); custom resources: every object
-        self.string_map = "properties" not in schema and isinstance(self.additional, dict)
         info = schemas.field_info(schema)
         self.list_type = info.list_type
         self.list_map_keys = info.list_map_keys
@@ -65,6 +63,7 @@ class Node:
         self.object_typed = "object" in schemas.types(schema)
         self.embedded = bool(schema.get("x-kubernetes-embedded-resource"))
         self.decode_facts: Any = None  # kubesim.validation.decode_types.Facts, computed on first use
+        self.merge_held: Any = None  # kubesim.merge.zero's {field: state} of a struct, computed on first use
         self._children: dict[str, Node | None] = {}
         self._additional: Node | None = None
         self._items: Node | None = None
