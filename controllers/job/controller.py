@@ -234,12 +234,17 @@ class JobController(Controller):
         return pods
 
     async def update_status(self, job: Obj) -> Obj:
+        """PUT the status; returns `job` with the server's new metadata. Only the metadata is asked back
+        (PartialObjectMetadata): the stored spec is the one sent (the write succeeds only at the sent
+        resourceVersion, and a status PUT never changes the spec), and the stored status is the one sent up
+        to Go's omission of zero values, which every reader here treats as zero (`get(...) or 0`) as
+        upstream's typed structs do. The next write of the same sync needs the new resourceVersion."""
         # The cached Job has no managedFields either (the informer drops them); a PUT without them keeps the
         # server's, so the answer need not carry them into the next write.
-        updated: Obj = await self.client.update_status(JOBS, job, strip_managed_fields=True)
+        answer = await self.client.update_status(JOBS, job, strip_managed_fields=True, metadata_only=True)
         meta = job["metadata"]
         self.stale_writes.wrote(f"{meta.get('namespace', '')}/{meta['name']}", meta.get("resourceVersion"))
-        return updated
+        return {**job, "metadata": answer["metadata"]}
 
     # ------------------------------------------------------------------ reconcile and workers
     async def reconcile(self, request: Request) -> Result | None:
