@@ -87,10 +87,12 @@ async def track_status(ctl: JobController, state: SyncState, needs_flush: bool) 
     if job_finished:
         needs_flush = True
     if needs_flush:
-        state.job = await ctl.update_status(state.job)
         if job_finished:
+            state.job = await ctl.update_status(state.job)  # the event names the new resourceVersion
             _record_finished(ctl, state.job, state.finished)
-        _record_pods_finished(state.job, old)
+        else:
+            await ctl.write_status(state.job)  # the sync's last request: nothing reads the answer
+        _record_pods_finished(state.job, old)  # the status as sent (and as stored)
 
 
 async def _flush_and_remove_finalizers(
@@ -133,7 +135,7 @@ async def _flush_and_remove_finalizers(
         needs_flush = True
     if error is not None:
         if needs_flush:
-            state.job = await ctl.update_status(state.job)
+            await ctl.write_status(state.job)  # the sync ends with `error`: nothing reads the answer
         raise error
     return needs_flush, old
 

@@ -3,6 +3,9 @@ name the generated pods, and a status write leaves the Job as sent with the serv
 
 from __future__ import annotations
 
+import pytest
+
+from manager import Conflict
 from tests.integration.controllers.job.harness import Env, condition
 
 
@@ -43,3 +46,20 @@ async def test_status_write_returns_the_sent_job_with_the_new_metadata(env: Env)
         k: v for k, v in sent_status.items() if k not in ("active", "uncountedTerminatedPods")
     }
     assert condition(stored, "Suspended") == suspended
+
+
+async def test_status_write_without_answer_lands_and_keeps_typed_errors(env: Env) -> None:
+    await env.create("quiet", suspend=True)
+    await env.wait_condition("quiet", "Suspended")
+    job = await env.job("quiet")
+    job["metadata"].pop("managedFields", None)
+    suspended = condition(job, "Suspended")
+    assert suspended is not None
+    suspended["lastProbeTime"] = "2026-01-02T03:04:05Z"
+
+    await env.ctl.write_status(job)
+    stored = await env.job("quiet")
+    assert condition(stored, "Suspended") == suspended
+    assert stored["metadata"]["resourceVersion"] != job["metadata"]["resourceVersion"]
+    with pytest.raises(Conflict):  # the same write at the old resourceVersion
+        await env.ctl.write_status(job)
