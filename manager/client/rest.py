@@ -15,7 +15,7 @@ import orjson
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.config import load_config
 from manager.client.transport import JSON, Transport
-from manager.client.transport import clean_params as _clean
+from manager.client.unary import clean_params as _clean
 from manager.client.watch import WatchStream
 
 PatchType = Literal["merge", "strategic", "json", "apply"]
