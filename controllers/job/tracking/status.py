@@ -106,7 +106,12 @@ async def _flush_and_remove_finalizers(
 ) -> tuple[bool, Counters]:
     if needs_flush:
         # Step 1: the UIDs (or completed indexes) are durable before any finalizer is removed.
-        state.job = await ctl.update_status(state.job)
+        if pods or state.finished is not None:
+            state.job = await ctl.update_status(state.job)
+        else:
+            # The sync's last request (a Job's first sync): no finalizer to remove, so nothing moves into
+            # the counters after it (clean_uncounted ran on the same pods), and no condition to add.
+            await ctl.write_status(state.job)
         ctl.backoff.update(state.new_backoff)
         _record_pods_finished(state.job, old)
         old = counters(state.status)
