@@ -81,10 +81,12 @@ class PodControl:
         self.recorder = recorder
 
     async def create(self, job: Obj, pod: Obj) -> Obj:
-        """Create the pod; records SuccessfulCreate or FailedCreate (not for a terminating namespace)."""
+        """Create the pod; records SuccessfulCreate or FailedCreate (not for a terminating namespace).
+        Returns the created pod's PartialObjectMetadata: only its (generated) name is read, and the rest of
+        the pod is not worth decoding (the informer brings it)."""
         try:
             created = await self.client.create(
-                PODS, pod, pod["metadata"].get("namespace"), strip_managed_fields=True
+                PODS, pod, pod["metadata"].get("namespace"), strip_managed_fields=True, metadata_only=True
             )
         except Exception as exc:
             if not is_namespace_terminating(exc):

@@ -73,6 +73,21 @@ class TokenBucket:
         self._tokens = tokens = tokens - 1.0
         return 0.0 if tokens >= 0.0 else -tokens / self.qps
 
+    def try_acquire(self) -> bool:
+        """Take a stored token now, without waiting and without a coroutine; False, taking nothing, when
+        none is stored (then `acquire()` waits for one). The same bucket arithmetic as `acquire()`."""
+        if not self.enabled:
+            return True
+        now = self._clock()
+        tokens = self._tokens + (now - self._last) * self.qps
+        if tokens > self._capacity:
+            tokens = self._capacity
+        if tokens < 1.0:
+            return False
+        self._last = now
+        self._tokens = tokens - 1.0
+        return True
+
     async def acquire(self) -> float:
         """Wait for a token (until the first tick at or after it is due); return the seconds waited."""
         if not self.enabled:

@@ -15,7 +15,7 @@ import orjson
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.config import load_config
 from manager.client.transport import JSON, Transport
-from manager.client.transport import clean_params as _clean
+from manager.client.unary import clean_params as _clean
 from manager.client.watch import WatchStream
 
 PatchType = Literal["merge", "strategic", "json", "apply"]
@@ -131,10 +131,14 @@ class ApiClient(Transport):
         field_manager: str | None = None,
         dry_run: bool = False,
         strip_managed_fields: bool = False,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """POST a new object (namespace defaults to `body.metadata.namespace`; raises AlreadyExists).
         `strip_managed_fields` (here and on the other writes): the answer without metadata.managedFields,
-        cheaper to decode, for callers that never read them."""
+        cheaper to decode, for callers that never read them. `metadata_only` (here and on the other writes):
+        the answer as a PartialObjectMetadata (`Accept: ...;as=PartialObjectMetadata`, which the apiserver
+        applies to every verb's result), for callers that read only its metadata (a generated name, the new
+        resourceVersion); the write itself and its errors are the same."""
         ns = namespace or body.get("metadata", {}).get("namespace")
         # No query at all in the common case: no dict to build and clean per write.
         params = (
@@ -143,7 +147,12 @@ class ApiClient(Transport):
             else None
         )
         return await self.request_json(
-            "POST", gvr.api_path(ns), params=params, body=body, strip_managed_fields=strip_managed_fields
+            "POST",
+            gvr.api_path(ns),
+            params=params,
+            body=body,
+            accept=METADATA_ACCEPT if metadata_only else JSON,
+            strip_managed_fields=strip_managed_fields,
         )
 
     async def update(
@@ -154,13 +163,19 @@ class ApiClient(Transport):
         field_manager: str | None = None,
         subresource: str | None = None,
         strip_managed_fields: bool = False,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """PUT the whole object (optimistic concurrency on `metadata.resourceVersion`; raises Conflict)."""
         meta = body.get("metadata", {})
         path = gvr.api_path(meta.get("namespace"), meta["name"], subresource)
         params = None if field_manager is None else _clean({"fieldManager": field_manager})
         return await self.request_json(
-            "PUT", path, params=params, body=body, strip_managed_fields=strip_managed_fields
+            "PUT",
+            path,
+            params=params,
+            body=body,
+            accept=METADATA_ACCEPT if metadata_only else JSON,
+            strip_managed_fields=strip_managed_fields,
         )
 
     async def update_status(
@@ -170,6 +185,7 @@ class ApiClient(Transport):
         *,
         field_manager: str | None = None,
         strip_managed_fields: bool = False,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """PUT the status subresource."""
         return await self.update(
@@ -178,6 +194,7 @@ class ApiClient(Transport):
             field_manager=field_manager,
             subresource="status",
             strip_managed_fields=strip_managed_fields,
+            metadata_only=metadata_only,
         )
 
     async def patch(
@@ -192,6 +209,7 @@ class ApiClient(Transport):
         force: bool | None = None,
         subresource: str | None = None,
         strip_managed_fields: bool = False,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """PATCH with a merge, strategic-merge, JSON (list of ops) or server-side apply patch."""
         if patch_type == "apply" and not field_manager:
@@ -203,6 +221,7 @@ class ApiClient(Transport):
             params=params,
             body=patch,
             content_type=PATCH_CONTENT_TYPES[patch_type],
+            accept=METADATA_ACCEPT if metadata_only else JSON,
             strip_managed_fields=strip_managed_fields,
         )
 

@@ -3,60 +3,41 @@ client-go decides them), timeouts, typed errors and the `rest_client_*` metrics.
 
 Two connection pools, by traffic shape: unary requests (get, list pages, create, update, patch, delete)
 go through the lean keep-alive pool of manager/client/http11.py, which is where a controller spends its
-client CPU; watches, which stream for minutes, go through one aiohttp session.
+client CPU; watches, which stream for minutes, go through one aiohttp session. The request bytes are built
+in unary.py, the retry loop runs in exchange.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import re
 import ssl
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Self, TypeVar, cast
-from urllib.parse import quote, urlencode, urlsplit
+from collections.abc import Awaitable, Callable
+from typing import Any, Self
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
-import structlog
 
 from manager.client import metrics
 from manager.client.config import RestConfig
-from manager.client.errors import Unauthorized, error_from_response
+from manager.client.exchange import Reply, exchange
 from manager.client.http11 import Http11Pool
 from manager.client.managedfields import decode_object_stripped
 from manager.client.ratelimit import TokenBucket
-from manager.client.retry import MAYBE_SENT, NOT_SENT, connection_backoff, retry_after
-from manager.client.writegate import MUTATING_METHODS, WriteGate
+from manager.client.unary import Params, Unary, clean_params, unary_request
+from manager.client.writegate import WriteGate
 from manager.metrics.fasthistogram import FastHistogram
 
-log = structlog.get_logger(__name__)
-
 JSON = "application/json"
-Params = dict[str, str]
 Sleep = Callable[[float], Awaitable[None]]
-T = TypeVar("T")
-# (status, the 2xx result or None, the error body, Retry-After) of one attempt.
-Reply = tuple[int, T | None, bytes, str | None]
-
-_PATH_SAFE = "/:@!$&'()*+,;=~%"
-# Paths built by GroupVersionResource.api_path are already quoted: re-quote only what could need it.
-_NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9/:@!$&'()*+,;=~%._-]").search
-
-
-def clean_params(params: Mapping[str, object | None]) -> Params:
-    """Query parameters without the unset ones; booleans as "true"/"false"."""
-    out: Params = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        out[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    return out
+__all__ = ["JSON", "Params", "Sleep", "Transport", "clean_params"]
 
 
 class Transport:
     """Sends requests; `ApiClient` adds the Kubernetes verbs on top."""
+
+    _exchange = exchange  # the retry loop of every request (manager/client/exchange.py)
 
     def __init__(
         self,
@@ -188,94 +169,6 @@ class Transport:
             histogram = self._durations[method] = metrics.REQUESTS.duration(method, self.host)
         histogram.observe(seconds)
 
-    async def _exchange(
-        self,
-        method: str,
-        path: str,
-        attempt_once: Callable[[dict[str, str]], Awaitable[Reply[T]]] | None,
-        *,
-        unary: _Unary | None = None,
-        rate_limited: bool = True,
-        retry: bool = True,
-    ) -> T:
-        """Run `attempt_once(auth_headers)` until it yields a 2xx result, retrying as client-go does.
-
-        `unary` instead of `attempt_once`: a request of the keep-alive pool, sent inline (one coroutine and
-        closure fewer per request than an `attempt_once` would cost; the result is the answer's body).
-        `retry=False` leaves every retry to the caller (the reflector has its own backoff for watches).
-        """
-        max_retries = self.max_retries if retry else 0
-        attempt = 0
-        refreshed_auth = False
-        while True:
-            if rate_limited and self.rate_limiter.enabled:
-                waited = await self.rate_limiter.acquire()
-                throttled = self._throttled.get(method)
-                if throttled is None:
-                    throttled = metrics.REQUESTS.rate_limiter(method, self.host)
-                    self._throttled[method] = throttled
-                throttled.observe(waited)
-            headers = self.config.auth_headers_now()
-            if headers is None:
-                headers = await self.config.auth_headers()
-            if self.config.credentials_generation != self._credentials_generation:
-                self._credentials_generation = self.config.credentials_generation
-                root = self._root or self
-                if root._pool is not None:
-                    root._pool.close_idle()
-            started = time.monotonic()
-            try:
-                if unary is not None:
-                    answer = await self.pool.request(unary.data(headers), unary.limit, gate=unary.gate)
-                    status, payload, retry_after_header = answer.status, answer.body, None
-                    if status < 300:
-                        result = cast(T, payload)
-                    else:
-                        result = None
-                        retry_after_header = answer.header("Retry-After")
-                else:
-                    assert attempt_once is not None
-                    status, result, payload, retry_after_header = await attempt_once(headers)
-            except NOT_SENT as exc:
-                metrics.REQUESTS.count("<error>", method, self.host)
-                if attempt >= max_retries:
-                    raise
-                attempt += 1
-                await self._retry_later(attempt, "connection failed, retrying", method, path, exc)
-                continue
-            except MAYBE_SENT as exc:
-                # The request may have been processed: only reads are safe to repeat (client-go's rule).
-                metrics.REQUESTS.count("<error>", method, self.host)
-                if method != "GET" or attempt >= max_retries:
-                    raise
-                attempt += 1
-                await self._retry_later(attempt, "connection reset on GET, retrying", method, path, exc)
-                continue
-            answered = time.monotonic()
-            self._observe(str(status), method, answered - started)
-            if status < 500:
-                (self._root or self).last_answer = answered
-            if result is not None:
-                return result
-            error = error_from_response(status, payload)
-            wait = retry_after(retry_after_header, error, self.max_retry_after)
-            if wait is not None and attempt < max_retries:
-                attempt += 1
-                metrics.REQUEST_RETRIES.labels(str(status), method, self.host).inc()
-                await self._sleep(wait)
-                continue
-            if isinstance(error, Unauthorized) and not refreshed_auth:
-                refreshed_auth = True
-                await self.config.refresh_after_unauthorized()
-                continue
-            raise error
-
-    async def _retry_later(self, attempt: int, message: str, method: str, path: str, exc: Exception) -> None:
-        delay = connection_backoff(attempt)
-        log.debug(message, method=method, path=path, error=str(exc), delay=delay)
-        metrics.REQUEST_RETRIES.labels("<error>", method, self.host).inc()
-        await self._sleep(delay)
-
     async def _open(
         self,
         method: str,
@@ -321,22 +214,20 @@ class Transport:
         content_type: str,
         accept: str,
         timeout: float | None,
-    ) -> _Unary:
+    ) -> Unary:
         """The request line and fixed headers of a unary request, its limit and write gate."""
-        target = self._base_path + path
-        if _NEEDS_QUOTING(target):
-            target = quote(target, safe=_PATH_SAFE)
-        if params:
-            target += "?" + urlencode(params, quote_via=quote)
-        start = f"{method} {target} HTTP/1.1\r\n{self._fixed_head}Accept: {accept}\r\n"
-        if body is not None:
-            start += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        elif method in ("POST", "PUT", "PATCH"):
-            start += "Content-Length: 0\r\n"
-        gate = self.write_gate if method in MUTATING_METHODS else None
-        if gate is not None:
-            gate()  # a write refused now need not wait for a token; the pool checks again before sending
-        return _Unary(start, body, timeout or self.request_timeout, gate)
+        limit = timeout or self.request_timeout
+        return unary_request(
+            self._base_path + path,
+            self._fixed_head,
+            method,
+            params,
+            body,
+            content_type,
+            accept,
+            limit,
+            self.write_gate,
+        )
 
     async def request_raw(
         self,
@@ -376,32 +267,3 @@ class Transport:
             return {}
         decoded = decode_object_stripped(raw) if strip_managed_fields else orjson.loads(raw)
         return decoded if isinstance(decoded, dict) else {"items": decoded}
-
-
-class _Unary:
-    """One unary request ready to send (and to send again on a retry) through the keep-alive pool."""
-
-    __slots__ = ("body", "gate", "limit", "start")
-
-    def __init__(self, start: str, body: bytes | None, limit: float, gate: WriteGate | None) -> None:
-        self.start = start
-        self.body = body
-        self.limit = limit
-        self.gate = gate
-
-    def data(self, headers: dict[str, str]) -> bytes:
-        """The request's bytes with these auth headers."""
-        if headers:
-            lines = "".join(f"{name}: {_header_value(value)}\r\n" for name, value in headers.items())
-            data = (self.start + lines + "\r\n").encode("latin-1")
-        else:  # no credentials (a plain-HTTP test server): no generator to join
-            data = (self.start + "\r\n").encode("latin-1")
-        body = self.body
-        return data + body if body else data
-
-
-def _header_value(value: str) -> str:
-    """A header value as sent; a line break inside one would split the request (header injection)."""
-    if "\r" in value or "\n" in value:
-        raise ValueError("a request header value contains a line break")
-    return value

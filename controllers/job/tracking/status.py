@@ -87,10 +87,12 @@ async def track_status(ctl: JobController, state: SyncState, needs_flush: bool) 
     if job_finished:
         needs_flush = True
     if needs_flush:
-        state.job = await ctl.update_status(state.job)
         if job_finished:
+            state.job = await ctl.update_status(state.job)  # the event names the new resourceVersion
             _record_finished(ctl, state.job, state.finished)
-        _record_pods_finished(state.job, old)
+        else:
+            await ctl.write_status(state.job)  # the sync's last request: nothing reads the answer
+        _record_pods_finished(state.job, old)  # the status as sent (and as stored)
 
 
 async def _flush_and_remove_finalizers(
@@ -104,7 +106,12 @@ async def _flush_and_remove_finalizers(
 ) -> tuple[bool, Counters]:
     if needs_flush:
         # Step 1: the UIDs (or completed indexes) are durable before any finalizer is removed.
-        state.job = await ctl.update_status(state.job)
+        if pods or state.finished is not None:
+            state.job = await ctl.update_status(state.job)
+        else:
+            # The sync's last request (a Job's first sync): no finalizer to remove, so nothing moves into
+            # the counters after it (clean_uncounted ran on the same pods), and no condition to add.
+            await ctl.write_status(state.job)
         ctl.backoff.update(state.new_backoff)
         _record_pods_finished(state.job, old)
         old = counters(state.status)
@@ -133,7 +140,7 @@ async def _flush_and_remove_finalizers(
         needs_flush = True
     if error is not None:
         if needs_flush:
-            state.job = await ctl.update_status(state.job)
+            await ctl.write_status(state.job)  # the sync ends with `error`: nothing reads the answer
         raise error
     return needs_flush, old
 

@@ -409,3 +409,53 @@ async def test_raw_requests_get_the_verbs_retries_errors_and_write_gate(kubesim:
         assert await gated.request_raw("GET", path)  # reads are not gated
     finally:
         await client.close()
+
+
+async def test_writes_can_answer_with_metadata_only(client: ApiClient) -> None:
+    """`metadata_only` on a write: the same write, answered as a PartialObjectMetadata (what the apiserver's
+    transformResponseObject gives every verb), and the same typed errors."""
+    created = await client.create(CONFIGMAPS, configmap("po", a="1"), metadata_only=True)
+    assert created["kind"] == "PartialObjectMetadata" and "data" not in created
+    assert created["metadata"]["name"] == "po" and created["metadata"]["managedFields"]
+    stored = await client.get(CONFIGMAPS, "po", "default")
+    assert stored["data"] == {"a": "1"}
+    assert stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+    stored["data"] = {"a": "2"}
+    updated = await client.update(CONFIGMAPS, stored, metadata_only=True, strip_managed_fields=True)
+    assert updated["kind"] == "PartialObjectMetadata" and "managedFields" not in updated["metadata"]
+    assert updated["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
+    patched = await client.patch(CONFIGMAPS, "po", {"data": {"b": "3"}}, "default", metadata_only=True)
+    assert patched["kind"] == "PartialObjectMetadata" and "data" not in patched
+    after = await client.get(CONFIGMAPS, "po", "default")
+    assert after["data"] == {"a": "2", "b": "3"}
+    assert after["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
+
+    # A generated name comes back in the metadata; a status PUT answers its new resourceVersion.
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"generateName": "g-", "namespace": "default"},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+            }
+        },
+    }
+    made = await client.create(JOBS, job, metadata_only=True, strip_managed_fields=True)
+    name = made["metadata"]["name"]
+    assert name.startswith("g-") and len(name) > 2 and "spec" not in made
+    full = await client.get(JOBS, name, "default")
+    full["status"] = {"active": 2}
+    answer = await client.update_status(JOBS, full, metadata_only=True)
+    assert answer["kind"] == "PartialObjectMetadata" and "status" not in answer
+    assert (await client.get(JOBS, name, "default"))["status"]["active"] == 2
+    assert answer["metadata"]["resourceVersion"] != full["metadata"]["resourceVersion"]
+
+    # Errors are the verbs' own: AlreadyExists, Conflict (a stale resourceVersion), NotFound.
+    with pytest.raises(AlreadyExists):
+        await client.create(CONFIGMAPS, configmap("po"), metadata_only=True)
+    with pytest.raises(Conflict):
+        await client.update_status(JOBS, full, metadata_only=True)
+    with pytest.raises(NotFound):
+        await client.patch(CONFIGMAPS, "none", {"data": {}}, "default", metadata_only=True)

@@ -178,3 +178,16 @@ def test_a_bucket_outliving_its_event_loop_serves_the_next_one() -> None:
         return await asyncio.wait_for(bucket.acquire(), 2)  # due at 100.02: the same tick
 
     assert asyncio.run(next_loop()) == pytest.approx(0.05)
+
+
+async def test_try_acquire_takes_only_a_stored_token_and_acquire_then_waits_as_before() -> None:
+    t = FakeTime()
+    bucket = TokenBucket(qps=10, burst=2, clock=t.clock, sleep=t.sleep, tick=0)
+    assert bucket.try_acquire() and bucket.try_acquire()
+    assert not bucket.try_acquire()  # none stored: nothing taken, so acquire() waits one token's time
+    assert await bucket.acquire() == pytest.approx(0.1)
+    t.now += 0.05  # half a token: still none to take
+    assert not bucket.try_acquire()
+    t.now += 0.05
+    assert bucket.try_acquire()
+    assert TokenBucket(qps=0, burst=1).try_acquire()  # limiting off: always
