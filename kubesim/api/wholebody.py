@@ -50,5 +50,5 @@ def take(content: Any, length: int) -> bytes:
                 content._cursor += length
                 return data
             buffer.appendleft(data)  # not the body alone after all: leave it to the reader
-    data = content.read_nowait()
-    return data  # type: ignore[no-any-return]
+    rest: bytes = content.read_nowait()
+    return rest
