@@ -5,10 +5,10 @@
 transport to resume reading: two Python calls, a parser call and a transport call per request, all of them
 no-ops unless reading was paused. Reading is paused only by flow control (`_reading_paused`: the body
 passed twice the reader's limit) or by a full message queue (`_buffer_paused`, which is also the only time
-the parser holds back bytes of pipelined requests). When neither holds and the single buffered chunk is the
-whole body, `take` hands it over with the reader's bookkeeping done as `read_nowait` does it, and skips the
-resume. Anything else, or an aiohttp whose reader or protocol lacks the state read here (`SUPPORTED`), gets
-`read_nowait()` itself."""
+the parser holds back bytes of pipelined requests). When neither holds, the reader holds no exception and
+its single buffered chunk is the whole body, `take` hands it over with the reader's bookkeeping done as
+`read_nowait` does it, and skips the resume. Anything else, or an aiohttp whose reader or protocol lacks
+the state read here (`SUPPORTED`), gets `read_nowait()` itself."""
 
 from __future__ import annotations
 
@@ -16,7 +16,17 @@ from typing import Any
 
 from aiohttp import base_protocol, streams
 
-_READER_STATE = ("_buffer", "_buffer_offset", "_size", "_cursor", "_http_chunk_splits", "_timer", "_protocol")
+_READER_STATE = (
+    "_buffer",
+    "_buffer_offset",
+    "_size",
+    "_cursor",
+    "_http_chunk_splits",
+    "_timer",
+    "_protocol",
+    "_exception",
+    "_waiter",
+)
 _PROTOCOL_STATE = ("_reading_paused", "_buffer_paused")
 
 
@@ -38,6 +48,8 @@ def take(content: Any, length: int) -> bytes:
         protocol = content._protocol
         if (
             len(buffer) == 1
+            and content._exception is None  # read_nowait raises it: let it
+            and content._waiter is None
             and not content._buffer_offset
             and content._http_chunk_splits is None
             and not protocol._reading_paused

@@ -141,3 +141,17 @@ async def test_take_falls_back_for_several_chunks() -> None:
     protocol.resumed = 0
     assert wholebody.take(reader, 7) == b'{"a":1}'
     assert protocol.resumed >= 1 and reader_state(reader)[:4] == ([], 0, 0, 7)
+
+
+async def test_take_raises_what_read_nowait_raises() -> None:
+    loop = asyncio.get_running_loop()
+    failures = []
+    for read in (lambda r: r.read_nowait(), lambda r: wholebody.take(r, 7)):
+        reader = streams.StreamReader(Protocol(loop), 2**16, loop=loop)
+        reader.feed_data(b'{"a":1}')
+        reader.feed_eof()
+        reader.set_exception(ConnectionResetError("gone"))
+        with pytest.raises(ConnectionResetError) as raised:
+            read(reader)
+        failures.append(str(raised.value))
+    assert failures == ["gone", "gone"]
