@@ -34,7 +34,7 @@ class Write:
         # served resource name for the defaulting/validation hooks: "pods", "jobs.batch"
         self.resource = f"{rtype.plural}.{rtype.group}" if rtype.group else rtype.plural
         query = request.query
-        dry = query.getall("dryRun", ()) if "dryRun" in query else ()
+        dry = query.getall("dryRun", ()) if query and "dryRun" in query else ()
         self.dry_run = "All" in dry
         bad_dry = [v for v in dry if v != "All"]
         if bad_dry:
@@ -50,13 +50,13 @@ class Write:
                     }
                 ],
             )
-        self.mode = query.get("fieldValidation") or "Warn"
+        self.mode = (query.get("fieldValidation") if query else None) or "Warn"
         if self.mode not in _VALIDATION_MODES:
             raise errors.bad_request(f"fieldValidation must be one of Ignore, Strict, Warn, got {self.mode}")
         # negotiated before the write, as upstream: an Accept nothing satisfies is 406 and writes nothing
         self.accept = negotiate(request.headers.get("Accept"))
-        agent = request.headers.get("User-Agent", "unknown").split("/", 1)[0]
-        self.manager = query.get("fieldManager") or agent
+        manager = query.get("fieldManager") if query else None
+        self.manager = manager or request.headers.get("User-Agent", "unknown").split("/", 1)[0]
         self.warnings: list[str] = []
         self._stored: Entry | None = None  # the store's entry of this write: its bytes are the response
 

@@ -13,6 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
+from kubesim.api import wholebody
 from kubesim.api.params import check_list_options as check_list_options
 from kubesim.api.params import parse_bool as parse_bool
 from kubesim.api.params import parse_int as parse_int
@@ -119,7 +120,7 @@ async def read_body(request: web.Request, limit: int) -> bytes:
         if length is not None:
             content = request.content
             if content.is_eof() and content.total_bytes == length:
-                data = content.read_nowait()  # the whole body has arrived (the common case): no await
+                data = wholebody.take(content, length)  # the whole body has arrived (the common case)
                 if len(data) == length:
                     return data
                 raise asyncio.IncompleteReadError(data, length)  # what readexactly says

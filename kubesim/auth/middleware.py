@@ -27,6 +27,7 @@ from kubesim.status import errors
 AUTH_KEY = web.AppKey("kubesim.auth", Auth)
 USER_KEY = web.RequestKey("kubesim.user", UserInfo)
 EXTRA_PREFIX = "impersonate-extra-"
+_I_BYTES = (ord("I"), ord("i"))
 AUTHENTICATED_ADMIN = authenticated(ADMIN_USER)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -37,17 +38,20 @@ def request_user(request: web.Request) -> UserInfo:
     return user if user is not None else ANONYMOUS_USER
 
 
-def _authenticate(auth: Auth, request: web.Request) -> UserInfo:
-    sent, user = auth.authenticator.bearer(request.headers.get("Authorization"))
+def _authenticate(auth: Auth, request: web.Request, enforcing: bool) -> UserInfo:
+    authorization = request.headers.get("Authorization")
+    sent, user = auth.authenticator.bearer(authorization) if authorization else (False, None)
     if user is not None:
         return user
-    if sent and auth.enforcing:
+    if sent and enforcing:
         raise unauthorized()
-    if not sent and request.transport is not None:
-        user = certificate_user(request.transport.get_extra_info("peercert"))
+    transport = request.transport
+    if not sent and transport is not None:
+        peercert = transport.get_extra_info("peercert")  # None without TLS: no call for the usual request
+        user = certificate_user(peercert) if peercert is not None else None
         if user is not None:
             return user
-    if not auth.enforcing:
+    if not enforcing:
         return AUTHENTICATED_ADMIN  # kubesim's AlwaysAllow: whoever sends nothing acts as its admin
     if not auth.anonymous and request.path not in PUBLIC_PATHS:
         raise unauthorized()
@@ -56,8 +60,9 @@ def _authenticate(auth: Auth, request: web.Request) -> UserInfo:
 
 def _asks_impersonation(request: web.Request) -> bool:
     """Any Impersonate-* header: one pass over the raw names (the common answer, no, on every request)."""
-    for name, _ in request.raw_headers:  # noqa: SIM110 (a loop: any() over a generator costs more, per request)
-        if name[:12].lower() == b"impersonate-":
+    for name, _ in request.raw_headers:
+        # the first byte (an int, no copy) rules out nearly every other header before a slice and lower()
+        if name and name[0] in _I_BYTES and name[:12].lower() == b"impersonate-":
             return True
     return False
 
@@ -105,10 +110,11 @@ def _impersonate(auth: Auth, request: web.Request, actual: UserInfo) -> UserInfo
 def refusal(auth: Auth, request: web.Request) -> web.Response | None:
     """Authenticate `request` (its user left under USER_KEY) and authorize it: the error answering it, or
     None when it may go on."""
+    enforcing = auth.enforcing
     try:
-        user = _impersonate(auth, request, _authenticate(auth, request))
+        user = _impersonate(auth, request, _authenticate(auth, request, enforcing))
         request[USER_KEY] = user
-        if auth.enforcing:
+        if enforcing:
             auth.check(user, request_attributes(request.method, request.path, request.query))
     except errors.ApiError as err:
         return error_response(err)

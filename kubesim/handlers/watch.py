@@ -104,10 +104,11 @@ async def watch_objects(ctx: ApiContext, request: web.Request, target: Target) -
     min_rv = start_rv
 
     def deliver(event: WatchEvent, push: Callable[[bytes], None] = stream.push) -> None:
-        if event.rv <= min_rv or (namespace is not None and event.entry.namespace != namespace):
+        entry = event.entry
+        if entry.rv <= min_rv or (namespace is not None and entry.namespace != namespace):
             return
         if keep is None:
-            push(encoder.line(event.type, event.entry, event))
+            push(encoder.line(event.type, entry, event))
             return
         now_ok = keep(event.obj)
         was_ok = event.old is not None and event.type == "MODIFIED" and keep(event.old.obj)

@@ -44,7 +44,10 @@ def header_fields_too_large(detail: str) -> errors.ApiError:
 
 def header_bytes_error(request: web.BaseRequest) -> errors.ApiError | None:
     """The total of the request line and headers past MAX_HEADER_BYTES (each part passed aiohttp alone)."""
-    total = len(request.raw_path) + sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
+    raw_headers = request.raw_headers
+    total = len(request.raw_path) + 4 * len(raw_headers)  # ": " and CRLF per header
+    for name, value in raw_headers:  # a plain loop: sum() over a generator costs twice as much, per request
+        total += len(name) + len(value)
     if total <= MAX_HEADER_BYTES:
         return None
     return header_fields_too_large(f"{total} bytes of request line and headers (limit {MAX_HEADER_BYTES})")

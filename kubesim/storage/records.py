@@ -65,12 +65,13 @@ class Entry:
     The dict is decoded from the bytes on first use when the entry was built without it (entries replayed
     from the watch history or loaded from disk), so retained history costs the bytes alone."""
 
-    __slots__ = ("_obj", "data", "rv")
+    __slots__ = ("_namespace", "_obj", "data", "rv")
 
     def __init__(self, obj: JSON | None, data: bytes, rv: int) -> None:
         self._obj = obj
         self.data = data
         self.rv = rv
+        self._namespace: str | None = None
 
     @property
     def obj(self) -> JSON:
@@ -81,7 +82,11 @@ class Entry:
 
     @property
     def namespace(self) -> str:
-        return str(self.obj["metadata"].get("namespace", ""))
+        # read by every namespaced watch an event reaches: worked out once (an entry is read-only)
+        namespace = self._namespace
+        if namespace is None:
+            namespace = self._namespace = str(self.obj["metadata"].get("namespace", ""))
+        return namespace
 
     @property
     def name(self) -> str:

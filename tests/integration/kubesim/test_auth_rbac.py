@@ -192,6 +192,11 @@ async def test_impersonation_needs_the_impersonate_verb(api: Api, admin: As) -> 
     }
     status, body = await As(api, ADMIN_TOKEN, Impersonate_Group="devs").call("POST", whoami, {})
     assert status == 500 and "without impersonating a user" in body["message"]
+    # header names are case-insensitive: a lower-case one asks for impersonation too
+    lower = [("Authorization", f"Bearer {ADMIN_TOKEN}"), ("impersonate-user", "carol")]
+    async with api.session.post(api.url + whoami, json={}, headers=lower) as response:
+        assert response.status == 201
+        assert (await response.json())["status"]["userInfo"]["username"] == "carol"
     status, body = await As(api, "alice-token", Impersonate_User="bob").call("POST", whoami, {})
     assert (status, body["message"]) == (
         403,
