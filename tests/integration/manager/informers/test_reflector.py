@@ -195,7 +195,7 @@ async def test_compaction_gives_410_then_relist(setup: ApiClient, kubesim: Any, 
             kubesim.faults.close_watches()
             await churn.run(15)
             kubesim.faults.compact()
-            await wait_for(expired_since(expired_before), timeout=5, message="410")
+            await wait_for(expired_since(expired_before), timeout=15, message="410")
             kubesim.faults.latencies.remove(latency)
             await churn.run(5)
         await assert_converges(client, informer, mirror, churn)
