@@ -79,6 +79,7 @@ class EventBroadcaster:
         self.correlator = correlator or EventCorrelator(clock=self.clock)
         self.max_queued = max_queued
         self._queue: asyncio.Queue[Event] = asyncio.Queue()  # bounded by `_pending`, lanes included
+        self._queued = 0  # events in `_queue`: read per event, cheaper than the Queue's empty()
         self._pending = 0  # recorded, not yet written (or given up): queued, in a lane or being written
         # Resolved once nothing is pending; made only while a stop() waits (no Event set and cleared around
         # every event).
@@ -123,7 +124,8 @@ class EventBroadcaster:
         # Straight into its lane when nothing waits before it (the usual case): no hop through the send
         # loop, one wake-up less per event. Otherwise behind the queued ones, so the order holds.
         task = self._task
-        if self._held or task is None or task.done() or not self._queue.empty() or not self._dispatch(event):
+        if self._queued or self._held or task is None or task.done() or not self._dispatch(event):
+            self._queued += 1
             self._queue.put_nowait(event)
 
     @property
@@ -186,6 +188,7 @@ class EventBroadcaster:
         """Dispatches the events queued while every lane was busy (or before start()), in order."""
         while True:
             event = await self._queue.get()
+            self._queued -= 1
             self._held = True
             try:
                 while not self._dispatch(event):
@@ -237,7 +240,9 @@ class EventBroadcaster:
                     except Exception:
                         log.exception("event sender failed on one event")
                     lane.popleft()
-                    self._finished(1)
+                    self._pending -= 1  # `_finished(1)` inline: a call less per event
+                    if self._idle_waiters and self._pending <= 0:
+                        self._finished(0)
                 owned = False
                 self._close_lane(key)
                 waiter: asyncio.Future[tuple[str, str, str]] = loop.create_future()
