@@ -218,13 +218,15 @@ class EventBroadcaster:
                             sent("skip").inc()
                         elif result.patch is None and result.key is not None:
                             # A new event (the usual case): its create inline, no coroutine of its own.
-                            namespace = event["metadata"]["namespace"]
+                            # `result.event`, not `event`: a combined event stands for the one recorded.
+                            written = result.event
+                            namespace = written["metadata"]["namespace"]
                             try:
                                 raw = await client.request_raw(
-                                    "POST", events_path(namespace), body=create_body(event)
+                                    "POST", events_path(namespace), body=create_body(written)
                                 )
                             except WRITE_ERRORS as exc:
-                                if not failed_write_settled(exc, event):
+                                if not failed_write_settled(exc, written):
                                     await self._retry(result, 1)
                             else:
                                 sent("create").inc()

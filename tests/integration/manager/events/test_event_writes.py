@@ -10,7 +10,7 @@ from prometheus_client import REGISTRY
 
 from manager import EVENTS, ApiClient
 from manager.client.rest import create_client
-from manager.events import EventBroadcaster
+from manager.events import COMBINED_PREFIX, EventBroadcaster
 from tests.helpers import wait_for
 
 SUBJECT = {
@@ -73,5 +73,21 @@ async def test_a_create_of_an_existing_event_is_settled_without_retry(client: Ap
         await wait_for(lambda: broadcaster.pending == 0, timeout=5, message="the event settled")
         assert await messages(client) == ["already there"]  # AlreadyExists: nothing overwritten
         assert (sent("error") - errors, sent("create") - creates) == (0, 0)
+    finally:
+        await broadcaster.stop(timeout=1)
+
+
+async def test_the_tenth_similar_event_is_created_as_the_combined_one(client: ApiClient) -> None:
+    broadcaster = EventBroadcaster(client)
+    broadcaster.start()
+    recorder = broadcaster.recorder("writes-controller")
+    try:
+        for i in range(10):  # the tenth distinct message within the interval is the first combined one
+            recorder.event(SUBJECT, "Normal", "Scaled", f"scaled to {i}")
+        await wait_for(lambda: broadcaster.pending == 0, timeout=5, message="every event written")
+        events = (await client.list(EVENTS, "default"))["items"]
+        combined = [e for e in events if e["message"].startswith(COMBINED_PREFIX)]
+        assert len(events) == 10
+        assert [(e["message"], e["count"]) for e in combined] == [(COMBINED_PREFIX + "scaled to 9", 1)]
     finally:
         await broadcaster.stop(timeout=1)
