@@ -11,17 +11,21 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import structlog
 from prometheus_client import Counter
-from prometheus_client.core import REGISTRY
 
-from manager.apimachinery.resources import EVENTS
-from manager.client.errors import AlreadyExists, ApiError, NotFound
 from manager.client.writegate import WriteRefused
 from manager.events.correlator import Correlation, Event, EventCorrelator
 from manager.events.recorder import EventRecorder
-from manager.metrics.families import ScrapeTimeCollector, ScrapeTimeCounter
+from manager.events.writer import (
+    EVENTS_SENT,
+    WRITE_ERRORS,
+    create_body,
+    events_path,
+    failed_write_settled,
+    sent,
+    write_once,
+)
 
 if TYPE_CHECKING:
     from manager.client.rest import ApiClient
@@ -34,14 +38,7 @@ MAX_TRIES_PER_EVENT = 12
 RETRY_SLEEP = 10.0
 
 EVENTS_DROPPED = Counter("events_dropped", "Events dropped because the event queue was full", ["component"])
-# Counted on every event: a scrape-time family (a plain addition; a prometheus_client child takes a lock).
-_COLLECTOR = ScrapeTimeCollector()
-EVENTS_SENT = _COLLECTOR.add(
-    ScrapeTimeCounter(
-        "events_sent", "Events written to the API server, by action (create, patch, skip, error)", ["action"]
-    )
-)
-REGISTRY.register(_COLLECTOR)
+__all__ = ["EVENTS_DROPPED", "EVENTS_SENT", "MAX_LANES", "MAX_QUEUED_EVENTS", "EventBroadcaster"]
 
 
 def _lane_key(event: Event) -> tuple[str, str, str]:
@@ -54,19 +51,6 @@ def _lane_key(event: Event) -> tuple[str, str, str]:
 @functools.cache
 def _dropped(component: str) -> Any:
     return EVENTS_DROPPED.labels(component)
-
-
-@functools.cache
-def _sent(action: str) -> Any:
-    """EVENTS_SENT's child for `action`, looked up once; created on first use, so a series appears only once
-    something was counted in it."""
-    return EVENTS_SENT.labels(action)
-
-
-@functools.lru_cache(maxsize=1024)
-def _events_path(namespace: str) -> str:
-    """The events collection of `namespace`, as `ApiClient.create` addresses it, built once per namespace."""
-    return EVENTS.api_path(namespace)
 
 
 class EventBroadcaster:
@@ -95,6 +79,7 @@ class EventBroadcaster:
         self.correlator = correlator or EventCorrelator(clock=self.clock)
         self.max_queued = max_queued
         self._queue: asyncio.Queue[Event] = asyncio.Queue()  # bounded by `_pending`, lanes included
+        self._queued = 0  # events in `_queue`: read per event, cheaper than the Queue's empty()
         self._pending = 0  # recorded, not yet written (or given up): queued, in a lane or being written
         # Resolved once nothing is pending; made only while a stop() waits (no Event set and cleared around
         # every event).
@@ -139,7 +124,8 @@ class EventBroadcaster:
         # Straight into its lane when nothing waits before it (the usual case): no hop through the send
         # loop, one wake-up less per event. Otherwise behind the queued ones, so the order holds.
         task = self._task
-        if self._held or task is None or task.done() or not self._queue.empty() or not self._dispatch(event):
+        if self._queued or self._held or task is None or task.done() or not self._dispatch(event):
+            self._queued += 1
             self._queue.put_nowait(event)
 
     @property
@@ -202,6 +188,7 @@ class EventBroadcaster:
         """Dispatches the events queued while every lane was busy (or before start()), in order."""
         while True:
             event = await self._queue.get()
+            self._queued -= 1
             self._held = True
             try:
                 while not self._dispatch(event):
@@ -218,6 +205,7 @@ class EventBroadcaster:
         hands over the next object's lane. At most `max_lanes` of these run, each lane on one at a time; the
         writes they await wake them up through no other of ours."""
         loop = asyncio.get_running_loop()
+        correlator, client = self.correlator, self.client
         lane = self._lanes[key]
         owned = True  # `lane` is this task's (else it is parked)
         try:
@@ -225,17 +213,26 @@ class EventBroadcaster:
                 while lane:
                     event = lane[0]
                     try:
-                        result = self.correlator.correlate(event)
+                        result = correlator.correlate(event)
                         if result.skip:
-                            _sent("skip").inc()
-                        else:
-                            for attempt in range(MAX_TRIES_PER_EVENT):
-                                if await self._write(result):
-                                    break
-                                if attempt + 1 < MAX_TRIES_PER_EVENT:
-                                    await asyncio.sleep(self.retry_sleep)
+                            sent("skip").inc()
+                        elif result.patch is None and result.key is not None:
+                            # A new event (the usual case): its create inline, no coroutine of its own.
+                            # `result.event`, not `event`: a combined event stands for the one recorded.
+                            written = result.event
+                            namespace = written["metadata"]["namespace"]
+                            try:
+                                raw = await client.request_raw(
+                                    "POST", events_path(namespace), body=create_body(written)
+                                )
+                            except WRITE_ERRORS as exc:
+                                if not failed_write_settled(exc, written):
+                                    await self._retry(result, 1)
                             else:
-                                log.error("dropping event after retries", reason=event.get("reason"))
+                                sent("create").inc()
+                                correlator.update_state_raw(raw, result.key)
+                        else:
+                            await self._retry(result, 0)
                     except WriteRefused:
                         self._refused += 1  # this replica may no longer lead: drop it, the next leader acts
                         if self._refused == 1:
@@ -245,7 +242,9 @@ class EventBroadcaster:
                     except Exception:
                         log.exception("event sender failed on one event")
                     lane.popleft()
-                    self._finished(1)
+                    self._pending -= 1  # `_finished(1)` inline: a call less per event
+                    if self._idle_waiters and self._pending <= 0:
+                        self._finished(0)
                 owned = False
                 self._close_lane(key)
                 waiter: asyncio.Future[tuple[str, str, str]] = loop.create_future()
@@ -276,46 +275,11 @@ class EventBroadcaster:
                     waiter.set_result(None)
             self._idle_waiters.clear()
 
-    async def _write(self, result: Correlation) -> bool:
-        """One attempt; True when done (written, or not worth retrying)."""
-        event = result.event
-        namespace = event["metadata"]["namespace"]
-        try:
-            if result.patch is not None:
-                try:
-                    name = event["metadata"]["name"]
-                    answer = await self.client.patch(
-                        EVENTS, name, result.patch, namespace, strip_managed_fields=True
-                    )
-                    _sent("patch").inc()
-                except NotFound:  # the event expired meanwhile: create it again
-                    fresh = {
-                        **event,
-                        "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"},
-                    }
-                    answer = await self.client.create(EVENTS, fresh, namespace, strip_managed_fields=True)
-                    _sent("create").inc()
-            else:
-                # `client.create(EVENTS, event, namespace)`'s very request without its path built per event;
-                # the answer is decoded only if this event repeats (`update_state_raw`).
-                raw = await self.client.request_raw("POST", _events_path(namespace), body=orjson.dumps(event))
-                _sent("create").inc()
-                if result.key is not None:
-                    self.correlator.update_state_raw(raw, result.key)
-                    return True
-                answer = orjson.loads(raw)
-        except AlreadyExists:
-            return True
-        except ApiError as exc:
-            _sent("error").inc()
-            if exc.status in (400, 403, 422):  # the server will never accept it
-                log.warning("event rejected", reason=event.get("reason"), error=str(exc))
-                return True
-            log.warning("cannot write event, will retry", error=str(exc))
-            return False
-        except (OSError, TimeoutError) as exc:
-            _sent("error").inc()
-            log.warning("cannot write event, will retry", error=str(exc))
-            return False
-        self.correlator.update_state(answer, result.key)
-        return True
+    async def _retry(self, result: Correlation, tried: int) -> None:
+        """Write `result` until done, `tried` attempts made already, `retry_sleep` apart."""
+        for attempt in range(tried, MAX_TRIES_PER_EVENT):
+            if attempt:
+                await asyncio.sleep(self.retry_sleep)
+            if await write_once(self.client, self.correlator, result):
+                return
+        log.error("dropping event after retries", reason=result.event.get("reason"))

@@ -132,18 +132,65 @@ class EventCorrelator:
     _spam: _LRU = field(init=False, repr=False, default_factory=_LRU)  # spam key -> [tokens, last refill]
 
     def correlate(self, event: Event) -> Correlation:
-        # The three keys share their fields: the aggregate key is built once and the others derived from
-        # it (aggregation and observation keep the source, involved object and type of `event`). One clock
-        # read serves the aggregation and the spam bucket (client-go reads its clock in each, microseconds
-        # apart).
+        # Aggregation, observation and the spam filter inline (three method calls fewer per event). Their
+        # keys share their fields: the aggregate key is built once and the others derived from it
+        # (aggregation and observation keep the source, involved object and type of `event`). One clock read
+        # serves the aggregation and the spam bucket (client-go reads its clock in each, microseconds apart).
         agg_key = aggregate_key(event)
         now = self.clock()
-        aggregated, key = self._aggregate(event, agg_key, now)
-        observed, patch = self._observe(aggregated, key)
+        message = event.get("message", "")
+        # 1. aggregation; `_LRU.insert` inline here and below (a method call less per new key).
+        aggregates = self._aggregates
+        record: list[Any] | None = aggregates.get(agg_key)  # [messages, last seen]
+        if record is None:
+            messages = {message}
+            aggregates[agg_key] = [messages, now]
+            if len(aggregates) > aggregates.size:
+                aggregates.popitem(last=False)
+        else:
+            aggregates.move_to_end(agg_key)
+            if now - record[1] > self.max_interval:
+                messages = record[0] = {message}
+            else:
+                messages = record[0]
+                messages.add(message)
+            record[1] = now
+        key: tuple[str, ...]
+        if len(messages) < self.max_events:
+            key = (*agg_key, message)
+        else:
+            messages.pop()  # keep the set bounded, as client-go does
+            event, key = _combined(event, message, now), agg_key
+        # 2. observation
+        observed = self._observed
+        last: _Observed | None = observed.get(key)
+        patch: dict[str, Any] | None = None
+        if last is None:
+            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
+            if len(observed) > observed.size:
+                observed.popitem(last=False)
+        else:
+            observed.move_to_end(key)
+            event, patch = _repeated(event, last)
+        # 3. the spam filter: a token bucket per spam key, the aggregate key's prefix
+        spam_key = agg_key[:_SPAM_KEY_LENGTH]
+        spam = self._spam
+        bucket: list[float] | None = spam.get(spam_key)  # [tokens, last refill]
+        burst = float(self.spam_burst)
+        if bucket is None:
+            bucket = spam[spam_key] = [burst, now]
+            if len(spam) > spam.size:
+                spam.popitem(last=False)
+        else:
+            spam.move_to_end(spam_key)
+        tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
+        bucket[1] = now
         # Positional: a keyword call costs more (one per event).
-        if self._is_spam(agg_key[:_SPAM_KEY_LENGTH], now):
-            return Correlation(observed, None, True, key)
-        return Correlation(observed, patch, False, key)
+        if tokens >= 1.0:
+            bucket[0] = tokens - 1.0
+            return Correlation(event, patch, False, key)
+        bucket[0] = tokens
+        return Correlation(event, None, True, key)
 
     def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
         """Remember what the server answered, so the next duplicate patches the right object. `key`: the
@@ -176,80 +223,43 @@ class EventCorrelator:
         last.answer = answer
         self._observed.move_to_end(key)
 
-    def _aggregate(self, event: Event, agg_key: tuple[str, ...], now: float) -> tuple[Event, tuple[str, ...]]:
-        aggregates = self._aggregates
-        record: list[Any] | None = aggregates.get(agg_key)  # [messages, last seen]
-        message = event.get("message", "")
-        if record is None:
-            # `_LRU.insert` inline here and below (a method call less per new key; one event adds three).
-            record = aggregates[agg_key] = [{message}, now]
-            if len(aggregates) > aggregates.size:
-                aggregates.popitem(last=False)
-        else:
-            aggregates.move_to_end(agg_key)
-            if now - record[1] > self.max_interval:
-                record[0] = {message}
-            else:
-                record[0].add(message)
-            record[1] = now
-        messages: set[str] = record[0]
-        if len(messages) < self.max_events:
-            return event, (*agg_key, message)
-        messages.pop()  # keep the set bounded, as client-go does
-        timestamp = format_time(now)
-        combined = dict(event)
-        combined["metadata"] = {
-            **event["metadata"],
-            "name": f"{event['involvedObject'].get('name', '')}.{int(now * 1e9):x}",
-        }
-        combined.update(
-            count=1,
-            firstTimestamp=timestamp,
-            lastTimestamp=timestamp,
-            message=COMBINED_PREFIX + message,
-        )
-        return combined, agg_key
 
-    def _observe(self, event: Event, key: tuple[str, ...]) -> tuple[Event, dict[str, Any] | None]:
-        observed = self._observed
-        last: _Observed | None = observed.get(key)
-        if last is None:
-            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
-            if len(observed) > observed.size:
-                observed.popitem(last=False)
-            return event, None
-        observed.move_to_end(key)
-        if last.answer is not None:
-            _take_answer(last)
-        last.count += 1
-        updated = dict(event)
-        updated["count"] = last.count
-        updated["firstTimestamp"] = last.first_timestamp
-        updated["metadata"] = {**event["metadata"], "name": last.name}
-        if last.resource_version:
-            updated["metadata"]["resourceVersion"] = last.resource_version
-        patch = {
-            "count": last.count,
-            "lastTimestamp": updated.get("lastTimestamp"),
-            "message": updated.get("message", ""),
-        }
-        return updated, patch
+def _combined(event: Event, message: str, now: float) -> Event:
+    """The event that stands for a burst of similar ones: new name and timestamps, count 1, the message
+    prefixed (client-go EventAggregate)."""
+    timestamp = format_time(now)
+    combined = dict(event)
+    combined["metadata"] = {
+        **event["metadata"],
+        "name": f"{event['involvedObject'].get('name', '')}.{int(now * 1e9):x}",
+    }
+    combined.update(
+        count=1,
+        firstTimestamp=timestamp,
+        lastTimestamp=timestamp,
+        message=COMBINED_PREFIX + message,
+    )
+    return combined
 
-    def _is_spam(self, key: tuple[str, ...], now: float) -> bool:
-        spam = self._spam
-        bucket: list[float] | None = spam.get(key)  # [tokens, last refill]
-        burst = float(self.spam_burst)
-        if bucket is None:
-            bucket = spam[key] = [burst, now]
-            if len(spam) > spam.size:
-                spam.popitem(last=False)
-        else:
-            spam.move_to_end(key)
-        tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
-        allowed = tokens >= 1.0
-        bucket[0] = tokens - 1.0 if allowed else tokens
-        bucket[1] = now
-        return not allowed
+
+def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
+    """`event` as the next occurrence of the one `last` records (its count, first timestamp, name and
+    resourceVersion), and the PATCH that writes it (client-go eventObserve)."""
+    if last.answer is not None:
+        _take_answer(last)
+    last.count += 1
+    updated = dict(event)
+    updated["count"] = last.count
+    updated["firstTimestamp"] = last.first_timestamp
+    updated["metadata"] = {**event["metadata"], "name": last.name}
+    if last.resource_version:
+        updated["metadata"]["resourceVersion"] = last.resource_version
+    patch = {
+        "count": last.count,
+        "lastTimestamp": updated.get("lastTimestamp"),
+        "message": updated.get("message", ""),
+    }
+    return updated, patch
 
 
 def _take_answer(record: _Observed) -> None:
