@@ -7,12 +7,17 @@ by the same manager removes and what two managers share."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+import yaml
 
 from kubesim import KubeSim
 from kubesim.pytest_plugin import KubeSimFactory
+from tests.helpers import run_kubectl, wait_for
 from tests.kubesim_api import Api
 
 Obj = dict[str, Any]
@@ -162,3 +167,39 @@ async def test_preserve_unknown_fields_keys_are_members_and_deduced_granular(rig
     assert status == 200, rig
     # b owns the keys free and deep: they stay, with b's field only
     assert rig["spec"]["extra"] == {"known": "k", "free": {"deep": {"w": 2}}}
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_server_side_apply_of_a_map_of_objects(rigs: Api, sim: KubeSim, tmp_path: Path) -> None:
+    await wait_for(lambda: rigs.call("GET", RIGS), message="rigs served")
+
+    async def apply(manager: str, spec: Obj, *extra: str) -> tuple[int, str, str]:
+        manifest = tmp_path / f"{manager}.yaml"
+        manifest.write_text(yaml.safe_dump(_rig(spec) | {"metadata": {"name": "r", "namespace": "default"}}))
+        return await run_kubectl(
+            sim.kubeconfig,
+            tmp_path / "cache",
+            "apply",
+            "--server-side",
+            f"--field-manager={manager}",
+            "-f",
+            str(manifest),
+            *extra,
+        )
+
+    code, _, err = await apply("ops", {"slots": {"x": {"size": 1}, "y": {"size": 2}}})
+    assert code == 0, err
+    code, _, err = await apply("ops", {"slots": {"x": {"size": 1}}})
+    assert code == 0, err
+    code, out, err = await run_kubectl(
+        sim.kubeconfig, tmp_path / "cache", "get", "rig", "r", "-o", "json", "--show-managed-fields"
+    )
+    assert code == 0, err
+    rig = orjson.loads(out)
+    assert rig["spec"]["slots"] == {"x": {"size": 1}}
+    assert _applied(rig, "ops") == {"f:spec": {"f:slots": {"f:x": {".": {}, "f:size": {}}}}}
+    code, _, err = await apply("other", {"slots": {"x": {"size": 7}}})
+    assert code != 0
+    assert "conflict" in err and ".spec.slots.x.size" in err, err
+    code, _, err = await apply("other", {"slots": {"x": {"size": 7}}}, "--force-conflicts")
+    assert code == 0, err
