@@ -4,7 +4,11 @@ A path is a tuple of FieldsV1 path elements: `f:<field>`, `k:<json of the list-m
 `v:<json value>` (set items) and `i:<index>` (list items without a usable key). A field set is a `set` of
 member paths: leaves (scalars, atomic lists/maps, empty maps), list items, and - for update-style sets -
 the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
-`kubesim.merge.zero` for what a Go-typed old object holds).
+`kubesim.merge.zero` for what a Go-typed old object holds). An apply-style set (ToFieldSet) also lists
+each map key as a member whatever it holds: a key of an `additionalProperties` map, or an undeclared key of
+an `x-kubernetes-preserve-unknown-fields` object, typed as structured-merge-diff's deduced type (maps
+granular with their keys members, lists atomic; kube-openapi's schemaconv). Struct fields never are; so an
+applier that stops sending a key removes it as a whole unless another manager owns the key itself.
 
 List semantics (`x-kubernetes-list-type`): `map` items are addressed by their keys, `set` items by value,
 `atomic` (and lists without a type) are leaves. Maps are granular unless `x-kubernetes-map-type: atomic`.
@@ -65,14 +69,15 @@ def field_set(
     ToFieldSet), or when `update` as an Update adds them to an old object where `value` was in `state`
     (`kubesim.merge.zero`), with its maps and lists that the old object lacked as members too."""
     out: FieldSet = set()
-    _collect(value, node, prefix, out, custom, state if update else None)
+    if update:
+        _collect(value, node, prefix, out, custom, state)
+    else:
+        _collect_applied(value, node, prefix, out)
     return out
 
 
-def _collect(
-    value: Any, node: JSON | None, prefix: Path, out: FieldSet, custom: bool, state: int | None
-) -> None:
-    """`state` None: an apply configuration's set; else the old object's state of this node."""
+def _collect(value: Any, node: JSON | None, prefix: Path, out: FieldSet, custom: bool, state: int) -> None:
+    """An Update's set; `state` is the old object's state of this node."""
     if isinstance(value, dict):
         if is_atomic_map(node) or not value:
             if value or state != VALUE:  # an empty struct in place is no change
@@ -83,8 +88,9 @@ def _collect(
         held = zero.held(node, custom) if state == VALUE else _NOTHING
         for key, child in value.items():
             if child is not None:
-                sub = None if state is None else held.get(key, ABSENT)
-                _collect(child, schemas.child(node, key), (*prefix, "f:" + key), out, custom, sub)
+                _collect(
+                    child, schemas.child(node, key), (*prefix, "f:" + key), out, custom, held.get(key, ABSENT)
+                )
         return
     if isinstance(value, list):
         info = schemas.field_info(node)
@@ -94,18 +100,60 @@ def _collect(
         if state == ABSENT:
             out.add(prefix)
         element = schemas.items(node)
-        item_state = None if state is None else ABSENT
         for i, item in enumerate(value):
             path = (*prefix, item_element(item, info, i))
             out.add(path)
             if info.list_type == "map" and isinstance(item, dict) and item and not is_atomic_map(element):
                 for key, child in item.items():
                     if child is not None:
-                        _collect(
-                            child, schemas.child(element, key), (*path, "f:" + key), out, custom, item_state
-                        )
+                        _collect(child, schemas.child(element, key), (*path, "f:" + key), out, custom, ABSENT)
         return
     out.add(prefix)
+
+
+# structured-merge-diff's deduced type, which types the undeclared keys of an
+# x-kubernetes-preserve-unknown-fields object (kube-openapi's schemaconv): maps granular, lists atomic
+_DEDUCED: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet) -> None:
+    """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields."""
+    if isinstance(value, dict):
+        if is_atomic_map(node) or not value:
+            out.add(prefix)
+        else:
+            _collect_keys(value, node, prefix, out)
+        return
+    if isinstance(value, list):
+        info = schemas.field_info(node)
+        if info.list_type not in ("map", "set") or not value:
+            out.add(prefix)
+            return
+        element = schemas.items(node)
+        for i, item in enumerate(value):
+            path = (*prefix, item_element(item, info, i))
+            out.add(path)
+            if info.list_type == "map" and isinstance(item, dict) and item and not is_atomic_map(element):
+                _collect_keys(item, element, path, out)
+        return
+    out.add(prefix)
+
+
+def _collect_keys(value: JSON, node: JSON | None, prefix: Path, out: FieldSet) -> None:
+    # a key the schema does not declare as a property is a map key: a member of its own, whatever it holds
+    # (an additionalProperties map, or an unknown field kept by x-kubernetes-preserve-unknown-fields)
+    properties = (node.get("properties") or _NOTHING) if node is not None else _NOTHING
+    additional = node is not None and isinstance(node.get("additionalProperties"), dict)
+    deduced = node is not None and not additional and bool(node.get("x-kubernetes-preserve-unknown-fields"))
+    for key, child in value.items():
+        if child is None:
+            continue
+        path = (*prefix, "f:" + key)
+        if key in properties or not (additional or deduced):
+            _collect_applied(child, schemas.child(node, key), path, out)
+            continue
+        out.add(path)
+        _collect_applied(child, _DEDUCED if deduced else schemas.child(node, key), path, out)
 
 
 def compare(
