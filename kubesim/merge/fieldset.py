@@ -2,11 +2,12 @@
 
 A path is a tuple of FieldsV1 path elements: `f:<field>`, `k:<json of the list-map keys>` (keys sorted),
 `v:<json value>` (set items) and `i:<index>` (list items without a usable key). A field set is a `set` of
-member paths: leaves (scalars, atomic lists/maps, empty maps), list items, and - for update-style sets -
-the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
-`kubesim.merge.zero` for what a Go-typed old object holds). An apply-style set (ToFieldSet) also lists
-each map key as a member whatever it holds: a key of an `additionalProperties` map, or an undeclared key of
-an `x-kubernetes-preserve-unknown-fields` object, typed as structured-merge-diff's deduced type (maps
+member paths: leaves (scalars, atomic lists/maps), list items, and - for update-style sets - empty maps
+and the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
+`kubesim.merge.zero` for what a Go-typed old object holds). An apply-style set (ToFieldSet) lists nothing
+for an empty granular map or list (no item to visit: an applier sending `{}` or `[]` owns nothing), and
+lists each map key as a member whatever it holds: a key of an `additionalProperties` map, or an undeclared
+key of an `x-kubernetes-preserve-unknown-fields` object, typed as structured-merge-diff's deduced type (maps
 granular with their keys members, lists atomic; kube-openapi's schemaconv). Struct fields never are; so an
 applier that stops sending a key removes it as a whole unless another manager owns the key itself.
 
@@ -117,16 +118,17 @@ _DEDUCED: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True
 
 
 def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet) -> None:
-    """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields."""
+    """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields.
+    An empty granular map or list lists nothing (there is no item to visit); an atomic one is a leaf."""
     if isinstance(value, dict):
-        if is_atomic_map(node) or not value:
+        if is_atomic_map(node):
             out.add(prefix)
         else:
             _collect_keys(value, node, prefix, out)
         return
     if isinstance(value, list):
         info = schemas.field_info(node)
-        if info.list_type not in ("map", "set") or not value:
+        if info.list_type not in ("map", "set"):
             out.add(prefix)
             return
         element = schemas.items(node)

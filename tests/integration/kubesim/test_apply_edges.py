@@ -1,0 +1,92 @@
+"""Server-side apply over HTTP on the edges of structured-merge-diff's ToFieldSet (typed/tofieldset.go):
+an empty granular map or list in an apply configuration lists nothing (doMap/doList visit no items, and a
+declared field is never a member by itself), while an atomic one is a leaf. So an applier that sends
+`{}` or `[]` for a field does not own it, and stopping to send it removes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesim import KubeSim
+from kubesim.pytest_plugin import KubeSimFactory
+from tests.kubesim_api import Api
+
+Obj = dict[str, Any]
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+GEARS = "/apis/example.com/v1/namespaces/default/gears"
+APPLY = "application/apply-patch+yaml"
+
+
+@pytest.fixture
+async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
+    return await kubesim_factory(kubelet=False, seed=1)
+
+
+def _gear_crd() -> Obj:
+    spec = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "slots": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "labels": {
+                "type": "object",
+                "x-kubernetes-map-type": "atomic",
+                "additionalProperties": {"type": "string"},
+            },
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "args": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    version = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+    }
+    names = {"plural": "gears", "singular": "gear", "kind": "Gear", "listKind": "GearList"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gears.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": names, "versions": [version]},
+    }
+
+
+@pytest.fixture
+async def gears(api: Api) -> Api:
+    await api.ok("POST", CRDS, _gear_crd())
+    return api
+
+
+async def _apply(api: Api, manager: str, spec: Obj) -> tuple[int, Any]:
+    body = {"apiVersion": "example.com/v1", "kind": "Gear", "metadata": {"name": "g"}, "spec": spec}
+    return await api.call("PATCH", f"{GEARS}/g?fieldManager={manager}", body, content_type=APPLY)
+
+
+def _applied(obj: Obj, manager: str) -> Obj | None:
+    for entry in obj["metadata"].get("managedFields", []):
+        if entry["manager"] == manager and entry["operation"] == "Apply":
+            fields: Obj = entry["fieldsV1"]
+            return fields
+    return None
+
+
+async def test_empty_granular_map_and_list_are_not_members_atomic_ones_are(gears: Api) -> None:
+    empty = {"name": "n", "slots": {}, "tags": [], "labels": {}, "args": []}
+    status, gear = await _apply(gears, "a", empty)
+    assert status == 201, gear
+    assert gear["spec"] == empty  # the merge keeps them: nothing was there
+    # slots (granular map) and tags (set list) list nothing; the atomic map and list are leaves
+    assert _applied(gear, "a") == {"f:spec": {"f:args": {}, "f:labels": {}, "f:name": {}}}
+
+
+async def test_stopping_to_send_an_empty_granular_map_removes_nothing(gears: Api) -> None:
+    status, _ = await _apply(gears, "a", {"name": "n", "slots": {}, "tags": [], "labels": {}})
+    assert status == 201
+    status, gear = await _apply(gears, "a", {"name": "n"})
+    assert status == 200, gear
+    # a never owned slots nor tags: they stay; the atomic labels it owned go
+    assert gear["spec"] == {"name": "n", "slots": {}, "tags": []}
+    assert _applied(gear, "a") == {"f:spec": {"f:name": {}}}
