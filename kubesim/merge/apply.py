@@ -246,7 +246,7 @@ def server_side_apply(
     me = _Entry(manager, "Apply", _api_version(gvk), subresource or "")
     existing = next((e for e in entries if e.identity == me.identity), None)
     others = [e for e in entries if e.identity != me.identity]
-    merged: JSON = merge(live_content, config, node)
+    merged: JSON = merge(live_content, config, node, custom=custom)
     if existing is not None:
         owned_elsewhere = set().union(*(e.fields for e in others)) if others else set()
         # only what the merged object holds as leaves or list items (never a map as a whole) is pruned

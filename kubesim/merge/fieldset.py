@@ -68,12 +68,13 @@ def field_set(
 ) -> FieldSet:
     """Every member path of `value`: as an apply configuration lists them (structured-merge-diff's
     ToFieldSet), or when `update` as an Update adds them to an old object where `value` was in `state`
-    (`kubesim.merge.zero`), with its maps and lists that the old object lacked as members too."""
+    (`kubesim.merge.zero`), with its maps and lists that the old object lacked as members too. A custom
+    resource's null map keys are members of an apply set (built-in kinds': skipped, the merge drops them)."""
     out: FieldSet = set()
     if update:
         _collect(value, node, prefix, out, custom, state)
     else:
-        _collect_applied(value, node, prefix, out)
+        _collect_applied(value, node, prefix, out, custom)
     return out
 
 
@@ -117,14 +118,14 @@ def _collect(value: Any, node: JSON | None, prefix: Path, out: FieldSet, custom:
 _DEDUCED: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
-def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet) -> None:
+def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet, nulls: bool) -> None:
     """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields.
     An empty granular map or list lists nothing (there is no item to visit); an atomic one is a leaf."""
     if isinstance(value, dict):
         if is_atomic_map(node):
             out.add(prefix)
         else:
-            _collect_keys(value, node, prefix, out)
+            _collect_keys(value, node, prefix, out, nulls)
         return
     if isinstance(value, list):
         info = schemas.field_info(node)
@@ -136,26 +137,37 @@ def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet)
             path = (*prefix, item_element(item, info, i))
             out.add(path)
             if info.list_type == "map" and isinstance(item, dict) and item and not is_atomic_map(element):
-                _collect_keys(item, element, path, out)
+                _collect_keys(item, element, path, out, nulls)
         return
     out.add(prefix)
 
 
-def _collect_keys(value: JSON, node: JSON | None, prefix: Path, out: FieldSet) -> None:
-    # a key the schema does not declare as a property is a map key: a member of its own, whatever it holds
-    # (an additionalProperties map, or an unknown field kept by x-kubernetes-preserve-unknown-fields)
-    properties = (node.get("properties") or _NOTHING) if node is not None else _NOTHING
-    additional = node is not None and isinstance(node.get("additionalProperties"), dict)
-    deduced = node is not None and not additional and bool(node.get("x-kubernetes-preserve-unknown-fields"))
+def key_schema(node: JSON | None, key: str) -> tuple[JSON | None, bool]:
+    """The schema of `key` in an object of schema `node`, and whether `key` is a map key rather than a
+    declared property: a key of an additionalProperties map, or an unknown field kept by
+    x-kubernetes-preserve-unknown-fields (typed as the deduced type)."""
+    if node is None:
+        return None, False
+    properties = node.get("properties") or _NOTHING
+    if key in properties:
+        return schemas.child(node, key), False
+    if isinstance(node.get("additionalProperties"), dict):
+        return schemas.child(node, key), True
+    if node.get("x-kubernetes-preserve-unknown-fields"):
+        return _DEDUCED, True
+    return schemas.child(node, key), False
+
+
+def _collect_keys(value: JSON, node: JSON | None, prefix: Path, out: FieldSet, nulls: bool) -> None:
+    # a map key is a member of its own whatever it holds (null too: visitMapItems inserts it after the
+    # walk of its value); a declared property is not
     for key, child in value.items():
-        if child is None:
-            continue
+        child_node, is_key = key_schema(node, key)
         path = (*prefix, "f:" + key)
-        if key in properties or not (additional or deduced):
-            _collect_applied(child, schemas.child(node, key), path, out)
-            continue
-        out.add(path)
-        _collect_applied(child, _DEDUCED if deduced else schemas.child(node, key), path, out)
+        if is_key and (child is not None or nulls):
+            out.add(path)
+        if child is not None:
+            _collect_applied(child, child_node, path, out, nulls)
 
 
 def compare(

@@ -1,7 +1,10 @@
 """Server-side apply over HTTP on the edges of structured-merge-diff's ToFieldSet (typed/tofieldset.go):
 an empty granular map or list in an apply configuration lists nothing (doMap/doList visit no items, and a
 declared field is never a member by itself), while an atomic one is a leaf. So an applier that sends
-`{}` or `[]` for a field does not own it, and stopping to send it removes nothing."""
+`{}` or `[]` for a field does not own it, and stopping to send it removes nothing. A map key holding null is
+a member all the same (visitMapItems inserts every key that is not a declared field), and the merge keeps
+the null (typed/merge.go keeps the right-hand side of a leaf): a custom resource then stores it where the
+schema allows null and fails validation where it does not, as the apiserver's CR validation does."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ async def sim(kubesim_factory: KubeSimFactory) -> KubeSim:
 
 
 def _gear_crd() -> Obj:
+    box = {"type": "object", "properties": {"size": {"type": "integer"}}}
     spec = {
         "type": "object",
         "properties": {
@@ -37,6 +41,10 @@ def _gear_crd() -> Obj:
             },
             "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
             "args": {"type": "array", "items": {"type": "string"}},
+            "opt": {"type": "object", "additionalProperties": {"type": "integer", "nullable": True}},
+            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "boxes": {"type": "object", "additionalProperties": box},
+            "nboxes": {"type": "object", "additionalProperties": {**box, "nullable": True}},
         },
     }
     version = {
@@ -90,3 +98,32 @@ async def test_stopping_to_send_an_empty_granular_map_removes_nothing(gears: Api
     # a never owned slots nor tags: they stay; the atomic labels it owned go
     assert gear["spec"] == {"name": "n", "slots": {}, "tags": []}
     assert _applied(gear, "a") == {"f:spec": {"f:name": {}}}
+
+
+async def test_a_null_map_key_is_a_member_and_kept_where_the_schema_allows_null(gears: Api) -> None:
+    spec = {"opt": {"x": None, "y": 1}, "extra": {"free": None, "deep": {"v": None}}}
+    status, gear = await _apply(gears, "a", spec)
+    assert status == 201, gear
+    assert gear["spec"] == spec
+    assert _applied(gear, "a") == {
+        "f:spec": {
+            "f:extra": {"f:deep": {".": {}, "f:v": {}}, "f:free": {}},
+            "f:opt": {"f:x": {}, "f:y": {}},
+        }
+    }
+    # the applier owns the null keys: when it stops sending them they go
+    status, gear = await _apply(gears, "a", {"opt": {"y": 1}})
+    assert status == 200, gear
+    assert gear["spec"] == {"opt": {"y": 1}}
+
+
+async def test_a_null_map_key_where_the_schema_forbids_null_is_invalid(gears: Api) -> None:
+    status, body = await _apply(gears, "a", {"slots": {"x": None}})
+    assert status == 422, body
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueTypeInvalid",
+            "message": 'Invalid value: "null": spec.slots.x in body must be of type integer: "null"',
+            "field": "spec.slots.x",
+        }
+    ]
