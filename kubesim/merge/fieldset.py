@@ -204,8 +204,12 @@ def _compare(
                     else:
                         state = ABSENT if custom else zero.held(node, False).get(key, ABSENT)
                     added.update(field_set(value, child, path, update=True, custom=custom, state=state))
-            elif value is None:
-                removed.update(field_set(before, child, path, update=True, custom=custom))
+            elif value is None:  # a null in place of a value (custom resources): its key stays
+                gone = field_set(before, child, path, update=True, custom=custom)
+                if gone == {path}:
+                    modified.add(path)  # a leaf that changed
+                else:
+                    removed.update(gone - {path})
             else:
                 _compare(before, value, child, path, out, custom)
         for key, value in old.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.merge.fieldset import JSON, Path, is_atomic_map, item_element, key_schema
+from kubesim.merge.fieldset import JSON, FieldSet, Path, is_atomic_map, item_element, key_schema
 from kubesim.schema import schemas
 
 
@@ -77,18 +77,21 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def remove_path(obj: Any, path: Path, node: JSON | None) -> None:
+def remove_path(obj: Any, path: Path, node: JSON | None, null_at: FieldSet | None = None) -> None:
     """Delete the field or list item at `path` from `obj` in place (a missing path is ignored). Maps and
-    lists emptied by the removal go too, as Go's `omitempty` drops them when the object is stored."""
-    chain: list[tuple[Any, Any]] = []  # (container, key or index) from the root down
+    lists emptied by the removal go too, as Go's `omitempty` drops them when the object is stored, but for
+    a map key in `null_at` (another manager owns it): structured-merge-diff's RemoveItems leaves an emptied
+    map null, and a key, unlike a struct field, stays a member of the result's set, so it stays null."""
+    chain: list[tuple[Any, Any, bool]] = []  # (container, key or index, is a map key) from the root down
     parent: Any = obj
     for element in path:
         kind, _, raw = element.partition(":")
         if kind == "f":
             if not isinstance(parent, dict) or raw not in parent:
                 return
-            chain.append((parent, raw))
-            parent, node = parent[raw], schemas.child(node, raw)
+            child, is_key = key_schema(node, raw)
+            chain.append((parent, raw, is_key))
+            parent, node = parent[raw], child
             continue
         if not isinstance(parent, list):
             return
@@ -96,9 +99,13 @@ def remove_path(obj: Any, path: Path, node: JSON | None) -> None:
         index = next((i for i, item in enumerate(parent) if item_element(item, info, i) == element), None)
         if index is None:
             return
-        chain.append((parent, index))
+        chain.append((parent, index, False))
         parent, node = parent[index], schemas.items(node)
-    for depth, (container, key) in enumerate(reversed(chain)):
-        if depth > 0 and container[key] not in ({}, []):
-            return
+    for depth, (container, key, is_key) in enumerate(reversed(chain)):
+        if depth > 0:
+            if container[key] not in ({}, []):
+                return
+            if is_key and null_at and path[: len(chain) - depth] in null_at:
+                container[key] = None
+                return
         del container[key]

@@ -127,3 +127,34 @@ async def test_a_null_map_key_where_the_schema_forbids_null_is_invalid(gears: Ap
             "field": "spec.slots.x",
         }
     ]
+
+
+async def _emptied_key_owned_elsewhere(api: Api, field: str) -> tuple[int, Any]:
+    """u creates the key x (an Update owns the key itself, FieldsV1 `.`), a takes x.size over by force,
+    then a stops applying x: x.size goes, the key x stays (u owns it) with nothing left in it."""
+    body: Obj = {"apiVersion": "example.com/v1", "kind": "Gear", "metadata": {"name": "g"}}
+    await api.ok("POST", f"{GEARS}?fieldManager=u", body | {"spec": {field: {"x": {"size": 1}}}})
+    status, gear = await _apply(api, "a", {"name": "n", field: {"x": {"size": 2}}})
+    assert status == 409, gear
+    forced = body | {"spec": {"name": "n", field: {"x": {"size": 2}}}}
+    gear = await api.ok("PATCH", f"{GEARS}/g?fieldManager=a&force=true", forced, content_type=APPLY)
+    [u] = [e for e in gear["metadata"]["managedFields"] if e["manager"] == "u"]
+    assert u["fieldsV1"] == {"f:spec": {".": {}, f"f:{field}": {".": {}, "f:x": {}}}}
+    return await _apply(api, "a", {"name": "n"})
+
+
+async def test_a_map_key_emptied_by_pruning_but_owned_elsewhere_becomes_null(gears: Api) -> None:
+    # structured-merge-diff's RemoveItems leaves an emptied map as null (typed/remove.go); the key stays
+    # in the result because u owns it, and the CR keeps the null where its schema is nullable
+    status, gear = await _emptied_key_owned_elsewhere(gears, "nboxes")
+    assert status == 200, gear
+    assert gear["spec"] == {"name": "n", "nboxes": {"x": None}}
+    [u] = [e for e in gear["metadata"]["managedFields"] if e["manager"] == "u"]
+    assert u["fieldsV1"] == {"f:spec": {".": {}, "f:nboxes": {".": {}, "f:x": {}}}}  # typed Compare
+
+
+async def test_a_null_left_by_pruning_where_the_schema_forbids_it_is_invalid(gears: Api) -> None:
+    status, body = await _emptied_key_owned_elsewhere(gears, "boxes")
+    assert status == 422, body
+    assert [c["field"] for c in body["details"]["causes"]] == ["spec.boxes.x"]
+    assert 'spec.boxes.x in body must be of type object: "null"' in body["message"]
