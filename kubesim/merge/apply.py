@@ -246,7 +246,7 @@ def server_side_apply(
     me = _Entry(manager, "Apply", _api_version(gvk), subresource or "")
     existing = next((e for e in entries if e.identity == me.identity), None)
     others = [e for e in entries if e.identity != me.identity]
-    merged: JSON = merge(live_content, config, node)
+    merged: JSON = merge(live_content, config, node, custom=custom)
     if existing is not None:
         owned_elsewhere = set().union(*(e.fields for e in others)) if others else set()
         # only what the merged object holds as leaves or list items (never a map as a whole) is pruned
@@ -254,7 +254,7 @@ def server_side_apply(
         doomed = (present & existing.fields) - applied_set - owned_elsewhere
         # a removed list item takes its fields with it: remove outermost paths only
         for path in sorted(p for p in doomed if not any(p[:n] in doomed for n in range(1, len(p)))):
-            remove_path(merged, path, node)
+            remove_path(merged, path, node, owned_elsewhere if custom else None)
     added, modified, removed = (
         _tracked(s, subresource) for s in compare(live_content, merged, node, custom=custom)
     )

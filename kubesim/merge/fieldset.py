@@ -2,11 +2,12 @@
 
 A path is a tuple of FieldsV1 path elements: `f:<field>`, `k:<json of the list-map keys>` (keys sorted),
 `v:<json value>` (set items) and `i:<index>` (list items without a usable key). A field set is a `set` of
-member paths: leaves (scalars, atomic lists/maps, empty maps), list items, and - for update-style sets -
-the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
-`kubesim.merge.zero` for what a Go-typed old object holds). An apply-style set (ToFieldSet) also lists
-each map key as a member whatever it holds: a key of an `additionalProperties` map, or an undeclared key of
-an `x-kubernetes-preserve-unknown-fields` object, typed as structured-merge-diff's deduced type (maps
+member paths: leaves (scalars, atomic lists/maps), list items, and - for update-style sets - empty maps
+and the maps, structs and non-atomic lists the old object lacked (FieldsV1's `.` marker; see
+`kubesim.merge.zero` for what a Go-typed old object holds). An apply-style set (ToFieldSet) lists nothing
+for an empty granular map or list (no item to visit: an applier sending `{}` or `[]` owns nothing), and
+lists each map key as a member whatever it holds: a key of an `additionalProperties` map, or an undeclared
+key of an `x-kubernetes-preserve-unknown-fields` object, typed as structured-merge-diff's deduced type (maps
 granular with their keys members, lists atomic; kube-openapi's schemaconv). Struct fields never are; so an
 applier that stops sending a key removes it as a whole unless another manager owns the key itself.
 
@@ -67,12 +68,13 @@ def field_set(
 ) -> FieldSet:
     """Every member path of `value`: as an apply configuration lists them (structured-merge-diff's
     ToFieldSet), or when `update` as an Update adds them to an old object where `value` was in `state`
-    (`kubesim.merge.zero`), with its maps and lists that the old object lacked as members too."""
+    (`kubesim.merge.zero`), with its maps and lists that the old object lacked as members too. A custom
+    resource's null map keys are members of an apply set (built-in kinds': skipped, the merge drops them)."""
     out: FieldSet = set()
     if update:
         _collect(value, node, prefix, out, custom, state)
     else:
-        _collect_applied(value, node, prefix, out)
+        _collect_applied(value, node, prefix, out, custom)
     return out
 
 
@@ -116,17 +118,18 @@ def _collect(value: Any, node: JSON | None, prefix: Path, out: FieldSet, custom:
 _DEDUCED: JSON = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
-def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet) -> None:
-    """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields."""
+def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet, nulls: bool) -> None:
+    """An apply configuration's set (ToFieldSet): leaves, list items and map keys, never struct fields.
+    An empty granular map or list lists nothing (there is no item to visit); an atomic one is a leaf."""
     if isinstance(value, dict):
-        if is_atomic_map(node) or not value:
+        if is_atomic_map(node):
             out.add(prefix)
         else:
-            _collect_keys(value, node, prefix, out)
+            _collect_keys(value, node, prefix, out, nulls)
         return
     if isinstance(value, list):
         info = schemas.field_info(node)
-        if info.list_type not in ("map", "set") or not value:
+        if info.list_type not in ("map", "set"):
             out.add(prefix)
             return
         element = schemas.items(node)
@@ -134,26 +137,37 @@ def _collect_applied(value: Any, node: JSON | None, prefix: Path, out: FieldSet)
             path = (*prefix, item_element(item, info, i))
             out.add(path)
             if info.list_type == "map" and isinstance(item, dict) and item and not is_atomic_map(element):
-                _collect_keys(item, element, path, out)
+                _collect_keys(item, element, path, out, nulls)
         return
     out.add(prefix)
 
 
-def _collect_keys(value: JSON, node: JSON | None, prefix: Path, out: FieldSet) -> None:
-    # a key the schema does not declare as a property is a map key: a member of its own, whatever it holds
-    # (an additionalProperties map, or an unknown field kept by x-kubernetes-preserve-unknown-fields)
-    properties = (node.get("properties") or _NOTHING) if node is not None else _NOTHING
-    additional = node is not None and isinstance(node.get("additionalProperties"), dict)
-    deduced = node is not None and not additional and bool(node.get("x-kubernetes-preserve-unknown-fields"))
+def key_schema(node: JSON | None, key: str) -> tuple[JSON | None, bool]:
+    """The schema of `key` in an object of schema `node`, and whether `key` is a map key rather than a
+    declared property: a key of an additionalProperties map, or an unknown field kept by
+    x-kubernetes-preserve-unknown-fields (typed as the deduced type)."""
+    if node is None:
+        return None, False
+    properties = node.get("properties") or _NOTHING
+    if key in properties:
+        return schemas.child(node, key), False
+    if isinstance(node.get("additionalProperties"), dict):
+        return schemas.child(node, key), True
+    if node.get("x-kubernetes-preserve-unknown-fields"):
+        return _DEDUCED, True
+    return schemas.child(node, key), False
+
+
+def _collect_keys(value: JSON, node: JSON | None, prefix: Path, out: FieldSet, nulls: bool) -> None:
+    # a map key is a member of its own whatever it holds (null too: visitMapItems inserts it after the
+    # walk of its value); a declared property is not
     for key, child in value.items():
-        if child is None:
-            continue
+        child_node, is_key = key_schema(node, key)
         path = (*prefix, "f:" + key)
-        if key in properties or not (additional or deduced):
-            _collect_applied(child, schemas.child(node, key), path, out)
-            continue
-        out.add(path)
-        _collect_applied(child, _DEDUCED if deduced else schemas.child(node, key), path, out)
+        if is_key and (child is not None or nulls):
+            out.add(path)
+        if child is not None:
+            _collect_applied(child, child_node, path, out, nulls)
 
 
 def compare(
@@ -190,8 +204,12 @@ def _compare(
                     else:
                         state = ABSENT if custom else zero.held(node, False).get(key, ABSENT)
                     added.update(field_set(value, child, path, update=True, custom=custom, state=state))
-            elif value is None:
-                removed.update(field_set(before, child, path, update=True, custom=custom))
+            elif value is None:  # a null in place of a value (custom resources): its key stays
+                gone = field_set(before, child, path, update=True, custom=custom)
+                if gone == {path}:
+                    modified.add(path)  # a leaf that changed
+                else:
+                    removed.update(gone - {path})
             else:
                 _compare(before, value, child, path, out, custom)
         for key, value in old.items():

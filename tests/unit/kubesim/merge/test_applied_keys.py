@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.merge.fieldset import field_set, to_fields_v1
+from kubesim.merge.merging import remove_path
 from kubesim.merge.zero import VALUE
 
 _SLOT = {"type": "object", "properties": {"a": {"type": "integer"}}}
@@ -57,3 +58,20 @@ def test_an_update_set_over_a_value_in_place_is_unchanged() -> None:
         ("f:s",),
         ("f:s", "f:a"),
     }
+
+
+def test_null_map_keys_are_members_of_a_custom_resources_apply_set_declared_nulls_not() -> None:
+    value = {"m": {"x": None}, "p": {"k": None, "u": None}, "s": {"a": None}, "e": {}}
+    assert field_set(value, _NODE, custom=True) == {("f:m", "f:x"), ("f:p", "f:u")}
+    assert field_set(value, _NODE) == set()  # built-in kinds: the merge drops nulls, so does the set
+
+
+def test_remove_path_leaves_an_emptied_key_owned_elsewhere_null() -> None:
+    obj = {"m": {"x": {"a": 1}}, "s": {"a": 2}}
+    remove_path(obj, ("f:m", "f:x", "f:a"), _NODE, {("f:m", "f:x")})
+    assert obj == {"m": {"x": None}, "s": {"a": 2}}
+    remove_path(obj, ("f:s", "f:a"), _NODE, {("f:s",)})  # a struct field: no key, dropped
+    assert obj == {"m": {"x": None}}
+    emptied = {"m": {"x": {"a": 1}}}
+    remove_path(emptied, ("f:m", "f:x", "f:a"), _NODE)
+    assert emptied == {}
