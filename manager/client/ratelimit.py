@@ -90,18 +90,11 @@ class TokenBucket:
 
     async def acquire(self) -> float:
         """Wait for a token (until the first tick at or after it is due); return the seconds waited."""
-        if not self.enabled:
+        # Reached only when `try_acquire()` found no token stored: no longer worth inlining `reserve()`.
+        due = self.reserve()
+        if due == 0.0:
             return 0.0
-        # reserve(), inline: this runs before every request of a limited client.
-        now = self._clock()
-        tokens = self._tokens + (now - self._last) * self.qps
-        if tokens > self._capacity:
-            tokens = self._capacity
-        self._last = now
-        self._tokens = tokens = tokens - 1.0
-        if tokens >= 0.0:
-            return 0.0
-        due = -tokens / self.qps
+        now = self._last  # the clock reading `reserve()` took
         tick = self.tick
         if tick <= 0.0:
             await (self._sleep or asyncio.sleep)(due)
