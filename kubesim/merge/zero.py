@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.schema import schemas
-from kubesim.schema.nodes import Node
+from kubesim.schema.nodes import Node, compiled
 
 JSON = dict[str, Any]
 ABSENT, NULL, VALUE = 0, 1, 2
@@ -51,9 +51,6 @@ _BY_VALUE: dict[str, tuple[str, ...]] = {
 }
 _TOP = ("metadata", "spec", "status")
 
-# id(schema) -> (schema, {field: state}) for the fields a present struct holds (the rest: ABSENT)
-_held: dict[int, tuple[JSON, dict[str, int]]] = {}
-schemas.memo_tables.append(_held)
 _names: dict[int, str] = {}
 
 
@@ -93,12 +90,7 @@ def held(node: JSON | None, custom: bool) -> dict[str, int]:
     custom resource's objects, which are unstructured)."""
     if node is None or custom:
         return {}
-    hit = _held.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    result = _compute(node)
-    _held[id(node)] = (node, result)
-    return result
+    return node_held(compiled(node))  # kept on the schema's compiled node, whichever path asks
 
 
 _NOTHING: dict[str, int] = {}
@@ -110,5 +102,5 @@ def node_held(node: Node | None) -> dict[str, int]:
         return _NOTHING
     found: dict[str, int] | None = node.merge_held
     if found is None:
-        found = node.merge_held = held(node.schema, False)
+        found = node.merge_held = _compute(node.schema)
     return found
