@@ -18,6 +18,9 @@ to the last Complete condition, CPU seconds of the manager and of kubesim (from 
 CPU per completed pod. A process near 100 % of a core is the limit (one asyncio loop uses one core); when
 neither is, the limit is the controller's own pacing (pod events are batched per Job for 1 s, as upstream).
 On a shared machine compare the manager/kubesim CPU ratio between runs rather than absolute figures.
+Before and after the scenarios, a "platform" line gives the machine's price of a wake-up in the same minutes
+(benchmarks/wakeup_cost.py's slice, back to back and after 10 ms asleep): the paced scenarios pay it several
+times per pod, so their figures follow it.
 
 --callgrind (deterministic A/B, benchmarks/callgrind.py): the manager runs under
 `valgrind --tool=callgrind --instr-atstart=no`, instrumentation on only from a scenario's first create to its
@@ -44,6 +47,7 @@ from typing import Any
 
 from callgrind import SLOWDOWN, Callgrind, require
 from kubesim_process import process_times, process_wakeups, start_kubesim
+from wakeup_cost import cold_factor
 
 from manager import JOBS, PODS, ApiClient
 from manager.client.rest import create_client
@@ -187,6 +191,17 @@ async def run_scenario(
     return {"wall": wall, "cpu": cpu, "sim": sim}
 
 
+def print_cold_factor(when: str) -> None:
+    """The machine's price of a wake-up in the same minutes (benchmarks/wakeup_cost.py): the paced
+    scenarios pay it several times per pod, so their figures move with it from hour to hour."""
+    hot, cold = cold_factor()
+    print(
+        f"platform ({when}): a wakeup_cost.py slice takes {hot:.0f} us of CPU back to back, {cold:.0f} us "
+        f"after 10 ms asleep ({cold / hot:.1f}x)",
+        flush=True,
+    )
+
+
 async def main(
     completions: int,
     parallelism: int,
@@ -207,6 +222,7 @@ async def main(
     )
     manager_proc = start_manager(url, log_path, workers, grind)
     client = await create_client(master=url, qps=0)
+    print_cold_factor("before")
     try:
         pids = (sim_proc.pid, manager_proc.pid)
         if scenario in ("both", "all", "one-big"):
@@ -221,6 +237,7 @@ async def main(
         if scenario in ("all", "many-slow"):
             jobs = [job(f"slow-{i}", 1, 1, run_seconds=1 + 2 * i / count) for i in range(count)]
             await run_scenario(client, *pids, "many-slow", jobs, count, callgrind=grind)
+        print_cold_factor("after")
     finally:
         await client.close()
         for proc in (manager_proc, sim_proc):

@@ -54,6 +54,15 @@ def cpu_per_slice(work: Callable[[], None], gap: float, samples: int) -> float:
     return statistics.median(costs) / 1000
 
 
+def cold_factor(samples: int = 40, gap: float = 0.01) -> tuple[float, float]:
+    """CPU microseconds of one slice back to back and after `gap` seconds asleep: how much this machine
+    charges for a wake-up right now (other benchmarks print it beside their figures)."""
+    work = make_work()
+    for _ in range(200):
+        work()
+    return cpu_per_slice(work, 0.0, 200), cpu_per_slice(work, gap, samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
