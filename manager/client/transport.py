@@ -160,9 +160,8 @@ class Transport:
     async def close(self) -> None:
         if self._root is not None:
             return  # the connections are the root client's
-        streams, self._streams = self._streams, set()
-        for stream in streams:
-            stream.close()
+        for stream in list(self._streams):
+            stream.close()  # drops it from the set
         if self._pool is not None:
             self._pool.close()
         self._pool = None
