@@ -128,7 +128,7 @@ class Transport:
     @property
     def open_watches(self) -> int:
         """How many watch connections are open (the root client's count: component clients share it)."""
-        return sum(not stream.closed for stream in self.root._streams)
+        return len(self.root._streams)  # a stream leaves the set when it closes
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         """The TLS context of every connection: the configured one (a client certificate is loaded into it
