@@ -212,8 +212,9 @@ class Transport:
                 idle_timeout=read_timeout,
             )
             if response.status < 300:
-                streams.add(response)
                 response.on_close = streams.discard
+                if not response.closed:  # a whole answer may have come with its head, and closed it
+                    streams.add(response)
                 return response.status, response, b"", None
             payload = await response.body()
             return response.status, None, payload, response.header("Retry-After")

@@ -142,6 +142,20 @@ async def test_gzip_encoded_stream_is_decoded(clients: Callable[..., ApiClient])
         assert [obj["metadata"]["name"] async for _, obj in stream] == ["a", "b"]
 
 
+async def test_whole_answer_with_its_head_then_closed_ends_cleanly(clients: Callable[..., ApiClient]) -> None:
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(CHUNKED_HEAD + chunk(event("a")) + b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async with StreamServer(answer) as server:
+        client = clients(server.port)
+        stream = await client.watch(CONFIGMAPS, "default", timeout_seconds=60).open()
+        await asyncio.wait_for(server.client_closed.wait(), 10)
+        assert [obj["metadata"]["name"] async for _, obj in stream] == ["a"]
+        assert client.open_watches == 0
+
+
 async def test_connection_lost_mid_stream_is_disconnected(clients: Callable[..., ApiClient]) -> None:
     async def answer(writer: asyncio.StreamWriter) -> None:
         writer.write(CHUNKED_HEAD + chunk(event("a")) + b"40\r\n{")
