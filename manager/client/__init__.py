@@ -1,5 +1,5 @@
 """Raw-JSON Kubernetes API client: kubernetes-asyncio for config and auth, orjson for bodies, a lean
-keep-alive pool for requests and aiohttp for watches."""
+keep-alive pool for requests and a connection of the same make per watch."""
 
 from manager.client.config import RestConfig, load_config
 from manager.client.errors import (

@@ -5,7 +5,7 @@ so `import manager.client` stays cheap for tools and tests that never load one.
 
 kubernetes-asyncio reads kubeconfig files (tokens, token files, exec plugins, client certificates, CA
 data) and the in-cluster service-account mount. We turn the resulting `Configuration` into what our own
-aiohttp session needs: a base URL, an SSL context and a coroutine returning fresh auth headers
+connections need: a base URL, an SSL context and a coroutine returning fresh auth headers
 (exec-plugin tokens and projected service-account tokens expire; the loaders know how to refresh them).
 """
 

@@ -5,8 +5,8 @@ post an Event), and aiohttp's per-request machinery (URL objects, header multidi
 response streams, timer contexts) is a large share of a controller's CPU. This pool writes each request
 with one `transport.write` and parses the answer with httptools (llhttp, the parser behind Node.js and
 uvicorn) in an `asyncio.Protocol`, which does much less per request (figures: docs/design/performance.md;
-benchmarks/client_requests.py compares the two). Watches and the other streaming reads stay on aiohttp
-(manager/client/transport.py), where per-request cost is irrelevant.
+benchmarks/client_requests.py compares the two). Watches get a connection each, built the same way, from
+manager/client/stream11.py.
 
 Failure classes, as the retry logic in transport.py needs them: `ConnectError` (nothing reached the
 server; any verb may be retried) and `Disconnected` (the connection broke after the request was written;

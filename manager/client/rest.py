@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, ParamSpec
 
-import aiohttp
 import orjson
 
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.config import load_config
+from manager.client.stream11 import StreamResponse
 from manager.client.transport import JSON, Transport
 from manager.client.unary import clean_params as _clean
 from manager.client.watch import WatchStream
@@ -282,7 +282,7 @@ class ApiClient(Transport):
         The server ends the stream after `timeout_seconds`; the client gives up when no byte arrives for
         `timeout_seconds + watch_read_margin` (a half-open connection would otherwise block forever).
         `read_timeout=False` leaves that to the caller, which must then detect a silent stream itself (the
-        reflector's read deadline does): the client's read timeout re-arms a timer on every network read.
+        reflector's read deadline does).
         """
         params = _clean(
             {
@@ -296,18 +296,14 @@ class ApiClient(Transport):
                 "resourceVersionMatch": resource_version_match,
             }
         )
-        timeout = aiohttp.ClientTimeout(
-            total=None,
-            sock_connect=self.connect_timeout,
-            sock_read=timeout_seconds + self.watch_read_margin if read_timeout else None,
-        )
+        idle = timeout_seconds + self.watch_read_margin if read_timeout else None
 
-        async def opener() -> aiohttp.ClientResponse:
+        async def opener() -> StreamResponse:
             return await self._open(
                 "GET",
                 gvr.api_path(namespace),
                 params=params,
-                timeout=timeout,
+                read_timeout=idle,
                 rate_limited=False,
                 retry=False,
                 accept=METADATA_ACCEPT if metadata_only else JSON,

@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import random
 
-import aiohttp
-
 from manager.client.errors import ApiError, TooManyRequests
 from manager.client.http11 import ConnectError, Disconnected
 
 # Failures where nothing reached the server (any verb may be retried), and where it may have.
-NOT_SENT: tuple[type[Exception], ...] = (aiohttp.ClientConnectorError, ConnectError)
-MAYBE_SENT: tuple[type[Exception], ...] = (
-    aiohttp.ServerDisconnectedError,
-    aiohttp.ClientOSError,
-    Disconnected,
-)
+NOT_SENT: tuple[type[Exception], ...] = (ConnectError,)
+MAYBE_SENT: tuple[type[Exception], ...] = (Disconnected,)
 
 
 def connection_backoff(attempt: int) -> float:

@@ -1,10 +1,11 @@
 """The HTTP layer under ApiClient: connections, the token bucket, retries (decided in retry.py, as
 client-go decides them), timeouts, typed errors and the `rest_client_*` metrics.
 
-Two connection pools, by traffic shape: unary requests (get, list pages, create, update, patch, delete)
-go through the lean keep-alive pool of manager/client/http11.py, which is where a controller spends its
-client CPU; watches, which stream for minutes, go through one aiohttp session. The request bytes are built
-in unary.py, the retry loop runs in exchange.py.
+Two kinds of connections, by traffic shape: unary requests (get, list pages, create, update, patch,
+delete) go through the lean keep-alive pool of manager/client/http11.py, which is where a controller spends
+its client CPU; each watch, which streams for minutes, gets a connection of its own from
+manager/client/stream11.py (built the same way), closed when the watch ends. The request bytes are built in
+unary.py, the retry loop runs in exchange.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 
 from manager.client import metrics
@@ -25,6 +25,7 @@ from manager.client.exchange import Reply, exchange
 from manager.client.http11 import Http11Pool
 from manager.client.managedfields import decode_object_stripped
 from manager.client.ratelimit import TokenBucket
+from manager.client.stream11 import StreamResponse, open_stream
 from manager.client.unary import Params, Unary, clean_params, unary_request
 from manager.client.writegate import WriteGate
 from manager.metrics.fasthistogram import FastHistogram
@@ -76,12 +77,16 @@ class Transport:
         # monotonic() of the last answer below 500 to any component sharing the root: the API server probe
         # skips its probe while the process's own traffic shows the server answering.
         self.last_answer: float | None = None
-        # Every watch pins one HTTP/1.1 connection of the aiohttp session for minutes, so that session has no
-        # connection limit (a limit would make the watch after it wait forever); unary requests have their own
-        # bounded pool.
+        # Every watch pins a connection of its own for minutes, so watches have no connection limit (a limit
+        # would make the watch after it wait forever); unary requests have their own bounded pool. The
+        # root client tracks the open watch connections to close them with the client.
         self.request_pool_size = max_request_connections
-        self._session: aiohttp.ClientSession | None = None
         self._pool: Http11Pool | None = None
+        self._streams: set[StreamResponse] = set()
+        secure = self._url.scheme == "https"
+        self._address = (self._url.hostname or "localhost", self._url.port or (443 if secure else 80))
+        self._secure = secure
+        self._default_tls: ssl.SSLContext | None = None
         self._credentials_generation = config.credentials_generation
         # Runs right before each POST/PUT/PATCH/DELETE is written (manager/client/writegate.py).
         self.write_gate: WriteGate | None = None
@@ -121,18 +126,21 @@ class Transport:
         return self._root or self
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        """The aiohttp session for watches."""
-        if self._root is not None:
-            return self._root.session
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=0, ssl=self.config.ssl_context or False)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                headers={"User-Agent": self.config.user_agent},
-                read_bufsize=2**20,
-            )
-        return self._session
+    def open_watches(self) -> int:
+        """How many watch connections are open (the root client's count: component clients share it)."""
+        return len(self.root._streams)  # a stream leaves the set when it closes
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of every connection: the configured one (a client certificate is loaded into it
+        in place), the system's default for an https server without one, none for plain http."""
+        if not self._secure:
+            return None
+        if self.config.ssl_context is not None:
+            return self.config.ssl_context
+        root = self.root
+        if root._default_tls is None:
+            root._default_tls = ssl.create_default_context()  # loads the system's CAs: once
+        return root._default_tls
 
     @property
     def pool(self) -> Http11Pool:
@@ -140,12 +148,9 @@ class Transport:
         if self._root is not None:
             return self._root.pool
         if self._pool is None:
-            url = self._url
-            secure = url.scheme == "https"
             self._pool = Http11Pool(
-                url.hostname or "localhost",
-                url.port or (443 if secure else 80),
-                ssl_context=(self.config.ssl_context or ssl.create_default_context()) if secure else None,
+                *self._address,
+                ssl_context=self._ssl_context(),
                 server_hostname=self.config.tls_server_name,
                 limit=self.request_pool_size,
                 connect_timeout=self.connect_timeout,
@@ -155,9 +160,8 @@ class Transport:
     async def close(self) -> None:
         if self._root is not None:
             return  # the connections are the root client's
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        for stream in list(self._streams):
+            stream.close()  # drops it from the set
         if self._pool is not None:
             self._pool.close()
         self._pool = None
@@ -176,32 +180,44 @@ class Transport:
         *,
         params: Params | None = None,
         accept: str = JSON,
-        timeout: aiohttp.ClientTimeout,
+        read_timeout: float | None,
         rate_limited: bool = True,
         retry: bool = True,
-    ) -> aiohttp.ClientResponse:
-        """Open a streamed GET on the aiohttp session; return the open 2xx response (the caller reads and
-        releases it)."""
-        url = self.config.host + path
+    ) -> StreamResponse:
+        """Open a streamed request on a connection of its own; return the response of a 2xx answer, its body
+        unread (the caller reads and closes it). `read_timeout`: the stream fails with TimeoutError after that
+        many seconds without a byte from the server (None: never)."""
+        # The same request line and headers as a unary request's; Accept-Encoding as aiohttp sent it before
+        # (kube-apiserver does not compress watches, but a server that does is decoded).
+        unary = unary_request(
+            self._base_path + path,
+            self._fixed_head + "Accept-Encoding: gzip, deflate\r\n",
+            method,
+            params,
+            None,
+            JSON,
+            accept,
+            0.0,
+            None,
+        )
+        streams = self.root._streams
 
-        async def attempt_once(headers: dict[str, str]) -> Reply[aiohttp.ClientResponse]:
-            headers["Accept"] = accept
-            headers["User-Agent"] = self.user_agent
-            response = await self.session.request(
-                method,
-                url,
-                params=params,
-                headers=headers,
-                timeout=timeout,
+        async def attempt_once(headers: dict[str, str]) -> Reply[StreamResponse]:
+            response = await open_stream(
+                *self._address,
+                unary.data(headers),
+                ssl_context=self._ssl_context(),
                 server_hostname=self.config.tls_server_name,
+                connect_timeout=self.connect_timeout,
+                idle_timeout=read_timeout,
             )
             if response.status < 300:
+                response.on_close = streams.discard
+                if not response.closed:  # a whole answer may have come with its head, and closed it
+                    streams.add(response)
                 return response.status, response, b"", None
-            try:
-                payload = await response.read()
-            finally:
-                response.release()
-            return response.status, None, payload, response.headers.get("Retry-After")
+            payload = await response.body()
+            return response.status, None, payload, response.header("Retry-After")
 
         return await self._exchange(method, path, attempt_once, rate_limited=rate_limited, retry=retry)
 

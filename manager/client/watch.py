@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import orjson
 import structlog
 
@@ -61,10 +60,10 @@ class WatchStream:
     """
 
     def __init__(self, opener: Any) -> None:
-        self._opener = (
-            opener  # coroutine function returning an open aiohttp response (status already checked)
-        )
-        self._response: aiohttp.ClientResponse | None = None
+        # A coroutine function returning the open response (status already checked): a StreamResponse of
+        # manager/client/stream11.py, or anything with its `.content.iter_any()` and `.close()`.
+        self._opener = opener
+        self._response: Any = None
         self._iterator: AsyncIterator[WatchEvent] | None = None
         self._unread: list[list[Span]] = []
         self._pending: list[bytes | memoryview] = []  # the incomplete last line of the latest read

@@ -8,8 +8,8 @@ Semantics (client-go `tools/cache/reflector.go`):
 - a streaming list (watch with sendInitialEvents, ended by the `k8s.io/initial-events-end` bookmark) is tried
   first when enabled; any failure falls back to a plain list, and a server that never answers that way is
   remembered per client (`watchlist`);
-- watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds, and no client read timeout (one
-  re-arms a timer on every network read; the read deadline below does its job);
+- watches carry allowWatchBookmarks and a random 5-10 min timeoutSeconds, and no client read timeout (the
+  read deadline below does its job);
   a stream silent for longer than its read deadline (`deadline`: an idle timeout above the server's bookmark
   interval, or the timeout plus a margin) is dead: it counts as a failure and is reopened at once from the
   last RV;
@@ -29,12 +29,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 import structlog
 
 from manager.apimachinery.objects import Obj
 from manager.apimachinery.resources import GroupVersionResource
 from manager.client.errors import ApiError, NotFound, TooManyRequests, is_expired
+from manager.client.http11 import ConnectError
 from manager.client.managedfields import decode_watch_span_stripped
 from manager.client.rest import ApiClient
 from manager.client.watch import Span, WatchEvent, WatchStream, decode_watch_span, is_blank, span_bytes
@@ -55,7 +55,7 @@ from manager.informers.watchlist import (
 log = structlog.get_logger(__name__)
 
 MIN_WATCH_TIMEOUT = 300
-CONNECTION_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+CONNECTION_ERRORS = (TimeoutError, OSError)  # ConnectError and Disconnected are OSErrors
 
 
 class VeryShortWatchError(Exception):
@@ -295,11 +295,11 @@ class Reflector:
             self.received = 0
             try:
                 await self._consume(stream)
-            except (aiohttp.ClientConnectorError, TooManyRequests) as exc:
+            except (ConnectError, TooManyRequests) as exc:
                 # Throttled: back off, watch again. Refused: relist (a restarted server: new history?).
                 self._record_error(exc)
                 await stream.aclose()
-                if isinstance(exc, aiohttp.ClientConnectorError):
+                if isinstance(exc, ConnectError):
                     return
                 await self._back_off()
                 continue

@@ -183,7 +183,9 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         url = manager.server.url
         assert (await get(f"{url}/readyz"))[0] == 200
         assert manager.cluster is not None
-        session = manager.cluster.client.session
+        api = manager.cluster.client
+        pool = api.pool
+        await wait_for(lambda: api.open_watches > 0, message="the informers' watches open")
         manager.request_shutdown("test")  # what SIGTERM does
         status, body = await get(f"{url}/readyz?verbose")
         assert status == 500 and "[-]shutdown failed" in body  # readiness turns false first
@@ -191,7 +193,7 @@ async def test_clean_shutdown_drains_then_releases_the_lease(kubesim: Any, manag
         gate.set()
         assert await managers.result(manager) == 0
         assert len(started) == len(finished) == 1  # the in-flight one finished, no new one began
-        assert session.closed  # the API client's connections are closed
+        assert pool.open_connections == 0 and api.open_watches == 0  # the API client's connections are closed
         lease = (await client.get(LEASES, "runtime-test", "kube-system"))["spec"]
         assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
         released = lease["renewTime"]
