@@ -211,11 +211,14 @@ class Http11Pool:
         self._open: set[_Connection] = set()
         self._slots = _Slots(limit)
         self._generation = 0  # connections from an older generation are not reused
-        # Request timeouts: the deadline of each answer awaited, and one timer for the earliest of them,
-        # rather than a timer armed and cancelled per request (most requests share the same timeout, so
-        # a new deadline is rarely the earliest and arms nothing; the timer goes when nothing is awaited).
+        # Request timeouts: the deadline of each answer awaited, and one timer, never later than the earliest
+        # of them. The timer is not cancelled when its request is answered: paced traffic (one request in
+        # flight at a time) would otherwise arm and cancel a loop timer per request. It stays armed; when it
+        # fires it fails what is due and re-arms for the earliest deadline still awaited, or goes idle when
+        # nothing is. So an idle process wakes at most once, at most one timeout after its last request.
         self._deadlines: dict[asyncio.Future[Answer], float] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_when = 0.0  # the timer's time (TimerHandle.when() without the call)
         self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -246,8 +249,7 @@ class Http11Pool:
             waiter: asyncio.Future[Answer] = loop.create_future()
             if deadline is not None:
                 self._deadlines[waiter] = deadline
-                timer = self._timer
-                if timer is None or self._timer_loop is not loop or deadline < timer.when():
+                if self._timer is None or deadline < self._timer_when or self._timer_loop is not loop:
                     self._arm(loop, deadline)
             connection.send(data, waiter)
             try:
@@ -257,12 +259,7 @@ class Http11Pool:
                 raise
             finally:
                 if deadline is not None:
-                    deadlines = self._deadlines
-                    del deadlines[waiter]
-                    if not deadlines and self._timer is not None:
-                        # Nothing awaited: no timer left to wake an idle process for nothing.
-                        self._timer.cancel()
-                        self._timer = None
+                    del self._deadlines[waiter]  # the timer stays armed (see __init__)
             if generation != self._generation:
                 connection.close()
             elif not connection.closed:
@@ -282,10 +279,12 @@ class Http11Pool:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = loop.call_at(when, self._expire_due, loop)
+        self._timer_when = when
         self._timer_loop = loop
 
     def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Fail every answer awaited past its deadline; arm the timer for the earliest remaining one."""
+        """Fail every answer awaited past its deadline; arm the timer for the earliest remaining one, or
+        leave it unarmed when nothing is awaited (an idle process then has no timer at all)."""
         self._timer = None
         now = loop.time() + _CLOCK_RESOLUTION
         earliest = None
