@@ -21,7 +21,6 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import cast
 
 import httptools
@@ -38,18 +37,20 @@ class Disconnected(ConnectionError):
     """The connection closed or broke before a complete answer: the request may have been processed."""
 
 
-@dataclass(slots=True)
 class Answer:
     """One complete HTTP response."""
 
-    status: int
-    raw_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-    body: bytes = _NO_BODY
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, headers: dict[bytes, bytes] | None = None, body: bytes = _NO_BODY) -> None:
+        self.status = status
+        self.headers = {} if headers is None else headers  # name as sent -> its first value
+        self.body = body
 
     def header(self, name: str) -> str | None:
         """The first value of a header (case-insensitive), or None."""
         wanted = name.lower().encode("latin-1")
-        for key, value in self.raw_headers:
+        for key, value in self.headers.items():
             if key.lower() == wanted:
                 return value.decode("latin-1")
         return None
@@ -61,11 +62,16 @@ class _Connection(asyncio.Protocol):
     def __init__(self, pool: Http11Pool) -> None:
         self._pool = pool
         self._transport: asyncio.Transport | None = None
-        self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Answer] | None = None
-        self._headers: list[tuple[bytes, bytes]] = []
+        # The answer being read. httptools binds its callbacks once, when the parser is made: the per-header
+        # and per-chunk ones are these containers' own methods (no Python frame per header or chunk), and
+        # the containers are emptied after each answer rather than replaced.
+        self._headers: dict[bytes, bytes] = {}
         self._body: list[bytes] = []
+        self.on_header = self._headers.setdefault  # the first value of a repeated header wins
+        self.on_body = self._body.append
         self._status = 0
+        self._parser = httptools.HttpResponseParser(self)
         self.closed = False
 
     # asyncio.Protocol
@@ -95,20 +101,18 @@ class _Connection(asyncio.Protocol):
 
     # httptools callbacks
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
-
     def on_headers_complete(self) -> None:
         self._status = self._parser.get_status_code()
 
-    def on_body(self, body: bytes) -> None:
-        self._body.append(body)
-
     def on_message_complete(self) -> None:
-        answer = Answer(self._status, self._headers, b"".join(self._body))
+        headers, chunks = self._headers, self._body
+        # One chunk (the usual answer) is the body itself: b"".join of one bytes object returns it uncopied.
+        answer = Answer(self._status, headers.copy(), b"".join(chunks))
+        headers.clear()
+        chunks.clear()
+        self._status = 0
         keep_alive = self._parser.should_keep_alive()
         waiter, self._waiter = self._waiter, None
-        self._headers, self._body, self._status = [], [], 0
         if not keep_alive:
             self.close()
         if waiter is not None and not waiter.done():
@@ -141,7 +145,7 @@ class _Connection(asyncio.Protocol):
     def _sized(self) -> bool:
         """Whether the answer being read carries Content-Length or chunked framing (looked up only when the
         connection ends mid-answer, not per header)."""
-        return any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in self._headers)
+        return any(name.lower() in (b"content-length", b"transfer-encoding") for name in self._headers)
 
     def _fail(self, error: Exception) -> None:
         waiter, self._waiter = self._waiter, None
