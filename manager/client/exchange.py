@@ -91,7 +91,7 @@ async def exchange(
             await _retry_later(self, attempt, "connection reset on GET, retrying", method, path, exc)
             continue
         answered = time.monotonic()
-        self._observe(str(status), method, answered - started)
+        self._observe(status, method, answered - started)
         if status < 500:
             (self._root or self).last_answer = answered
         if result is not None:

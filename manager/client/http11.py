@@ -42,7 +42,9 @@ class Answer:
 
     __slots__ = ("body", "headers", "status")
 
-    def __init__(self, status: int, headers: dict[bytes, bytes] | None = None, body: bytes = _NO_BODY) -> None:
+    def __init__(
+        self, status: int, headers: dict[bytes, bytes] | None = None, body: bytes = _NO_BODY
+    ) -> None:
         self.status = status
         self.headers = {} if headers is None else headers  # name as sent -> its first value
         self.body = body

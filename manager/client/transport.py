@@ -66,9 +66,10 @@ class Transport:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        # Per-request costs kept off the hot path: the latency histograms per verb (labels() takes a lock
-        # and builds a tuple; throttled requests observe the rate limiter's), the request head's fixed lines.
-        self._durations: dict[str, FastHistogram] = {}
+        # Per-request costs kept off the hot path: the request count and latency series per verb (labels()
+        # takes a lock and builds a tuple; throttled requests observe the rate limiter's), the request head's
+        # fixed lines.
+        self._durations: dict[str, metrics.VerbSeries] = {}
         self._throttled: dict[str, FastHistogram] = {}
         self.user_agent = config.user_agent
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
@@ -162,12 +163,11 @@ class Transport:
             self._pool.close()
         self._pool = None
 
-    def _observe(self, code: str, method: str, seconds: float) -> None:
-        metrics.REQUESTS.count(code, method, self.host)
-        histogram = self._durations.get(method)
-        if histogram is None:
-            histogram = self._durations[method] = metrics.REQUESTS.duration(method, self.host)
-        histogram.observe(seconds)
+    def _observe(self, status: int, method: str, seconds: float) -> None:
+        series = self._durations.get(method)
+        if series is None:
+            series = self._durations[method] = metrics.REQUESTS.verb(method, self.host)
+        series.observe(status, seconds)
 
     async def _open(
         self,

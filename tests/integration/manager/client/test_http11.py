@@ -184,8 +184,9 @@ async def test_each_request_times_out_at_its_own_deadline(pool_factory: Callable
 
 def _live_timers(loop: asyncio.AbstractEventLoop, pool: Http11Pool) -> list[asyncio.TimerHandle]:
     """The pool's timers scheduled on the loop (cancelled ones included: each is a heap entry)."""
-    scheduled: list[asyncio.TimerHandle] = getattr(loop, "_scheduled")  # asyncio's timer heap
-    return [handle for handle in scheduled if getattr(handle._callback, "__self__", None) is pool]
+    scheduled: list[asyncio.TimerHandle] = loop._scheduled  # type: ignore[attr-defined]  # asyncio's timer heap
+    callbacks = ((handle, handle._callback) for handle in scheduled)  # type: ignore[attr-defined]
+    return [handle for handle, callback in callbacks if getattr(callback, "__self__", None) is pool]
 
 
 @pytest.mark.slow
