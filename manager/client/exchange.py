@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
@@ -44,6 +44,7 @@ async def exchange(
     max_retries = self.max_retries if retry else 0
     attempt = 0
     refreshed_auth = False
+    result: T | None
     while True:
         if rate_limited and self.rate_limiter.enabled:
             limiter = self.rate_limiter
@@ -68,7 +69,7 @@ async def exchange(
                 answer = await self.pool.request(unary.data(headers), unary.limit, gate=unary.gate)
                 status, payload, retry_after_header = answer.status, answer.body, None
                 if status < 300:
-                    result = cast(T, payload)
+                    result = payload  # type: ignore[assignment]  # T is bytes here (no cast() call per request)
                 else:
                     result = None
                     retry_after_header = answer.header("Retry-After")

@@ -160,22 +160,16 @@ class _Slots:
     """At most `limit` holders, served in order: asyncio.Semaphore's semantics without its coroutines and
     wake-up bookkeeping when a slot is free (almost always: the pool allows 100 requests at once)."""
 
-    __slots__ = ("_waiters", "free")
+    __slots__ = ("free", "waiters")
 
     def __init__(self, limit: int) -> None:
         self.free = limit
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    def try_take(self) -> bool:
-        if self.free > 0 and not self._waiters:
-            self.free -= 1
-            return True
-        return False
+        self.waiters: deque[asyncio.Future[None]] = deque()
 
     async def take(self) -> None:
         """Wait until a holder gives its slot back (it is handed over, not put back and raced for)."""
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        self.waiters.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:
@@ -183,12 +177,12 @@ class _Slots:
                 self.give_back()  # handed a slot, then cancelled before using it: pass it on
             else:
                 with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
+                    self.waiters.remove(waiter)
             raise
 
     def give_back(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
+        while self.waiters:
+            waiter = self.waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
                 return
@@ -241,10 +235,16 @@ class Http11Pool:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         slots = self._slots
-        if not slots.try_take():
+        # The common cases inline (a free slot, an idle connection): a method call fewer each, per request.
+        if slots.free > 0 and not slots.waiters:
+            slots.free -= 1
+        else:
             await slots.take()
         try:
-            connection = self._take_idle() or await self._connect(timeout)
+            idle = self._idle
+            connection = idle.pop() if idle else None
+            if connection is None or connection.closed:
+                connection = self._take_idle() or await self._connect(timeout)
             generation = self._generation
             if gate is not None:
                 try:
@@ -272,7 +272,10 @@ class Http11Pool:
                 self._idle.append(connection)
             return answer
         finally:
-            slots.give_back()
+            if slots.waiters:
+                slots.give_back()
+            else:
+                slots.free += 1
 
     def close(self) -> None:
         for connection in list(self._open):
