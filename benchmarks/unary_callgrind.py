@@ -28,7 +28,8 @@ async def child(url: str, n: int) -> None:
     from manager.apimachinery.resources import CONFIGMAPS
     from manager.client import create_client
 
-    client = await create_client(master=url, qps=0)
+    root = await create_client(master=url, qps=0)
+    client = root.for_component("unary-callgrind")  # as controllers send theirs
     warm = {"metadata": {"name": "warm"}, "data": {"k": "v"}}
     await client.create(CONFIGMAPS, warm, "default")  # connection opened, caches filled
     print("ready", flush=True)
@@ -40,7 +41,7 @@ async def child(url: str, n: int) -> None:
         await client.patch(CONFIGMAPS, name, {"data": {"k": "w"}}, "default")
     print("done", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    await client.close()
+    await root.close()
 
 
 def main(n: int) -> None:

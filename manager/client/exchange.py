@@ -66,7 +66,9 @@ async def exchange(
         started = time.monotonic()
         try:
             if unary is not None:
-                answer = await self.pool.request(unary.data(headers), unary.limit, gate=unary.gate)
+                # The root's pool without the `pool` property (two property calls for a component client).
+                pool = (self._root or self)._pool or self.pool
+                answer = await pool.request(unary.data(headers), unary.limit, gate=unary.gate)
                 status, payload, retry_after_header = answer.status, answer.body, None
                 if status < 300:
                     result = payload  # type: ignore[assignment]  # T is bytes here (no cast() call per request)
