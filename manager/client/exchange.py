@@ -94,7 +94,8 @@ async def exchange(
             await _retry_later(self, attempt, "connection reset on GET, retrying", method, path, exc)
             continue
         answered = time.monotonic()
-        self._observe(status, method, answered - started)
+        series = self._durations.get(method) or self._observe(method)
+        series.observe(status, answered - started)
         if status < 500:
             (self._root or self).last_answer = answered
         if result is not None:

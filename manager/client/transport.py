@@ -163,11 +163,13 @@ class Transport:
             self._pool.close()
         self._pool = None
 
-    def _observe(self, status: int, method: str, seconds: float) -> None:
+    def _observe(self, method: str) -> metrics.VerbSeries:
+        """The series this client's `method` answers are observed in (the retry loop looks it up in
+        `_durations` first, and calls this only for a verb's first answer)."""
         series = self._durations.get(method)
         if series is None:
             series = self._durations[method] = metrics.REQUESTS.verb(method, self.host)
-        series.observe(status, seconds)
+        return series
 
     async def _open(
         self,
@@ -260,8 +262,18 @@ class Transport:
         """One request with a JSON body (any object, serialised with orjson) and a decoded JSON answer
         (`strip_managed_fields`: without its metadata.managedFields, which then are mostly not decoded)."""
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
-        # request_raw's work without its coroutine (this is every verb's path).
-        unary = self._unary(method, path, params, payload, content_type, accept, timeout)
+        # request_raw's work without its coroutine nor _unary's call (this is every verb's path).
+        unary = unary_request(
+            self._base_path + path,
+            self._fixed_head,
+            method,
+            params,
+            payload,
+            content_type,
+            accept,
+            timeout or self.request_timeout,
+            self.write_gate,
+        )
         raw: bytes = await self._exchange(method, path, None, unary=unary)
         if not raw:
             return {}
