@@ -12,6 +12,7 @@ connections need: a base URL, an SSL context and a coroutine returning fresh aut
 from __future__ import annotations
 
 import base64
+import inspect
 import os
 import platform
 import ssl
@@ -56,6 +57,9 @@ class RestConfig:
     _client_cert_file: str | None = None
     # Bumped whenever the client certificate changes: connections opened with the old one must go.
     credentials_generation: int = 0
+    # The token refresh hook last seen to be a plain function, or a coroutine one (see _ran_hook_now).
+    _plain_hook: Any = None
+    _awaited_hook: Any = None
 
     async def auth_headers(self) -> dict[str, str]:
         """Current auth headers; runs the loaders' refresh logic so expiring tokens are replaced in time."""
@@ -72,18 +76,38 @@ class RestConfig:
         return self._headers_with(await cfg.get_api_key_with_prefix("BearerToken"))
 
     def auth_headers_now(self) -> dict[str, str] | None:
-        """`auth_headers()` without a coroutine when nothing needs refreshing (no refresh hook, no exec
-        plugin run due: the common case, taken on every request); None when it must be awaited."""
+        """`auth_headers()` without a coroutine when nothing needs awaiting (no exec plugin run due, no
+        coroutine refresh hook: the common case, taken on every request); None when it must be awaited."""
         cfg = self._configuration
         if cfg is None:
             return dict(self._static_headers)
-        if cfg.refresh_api_key_hook is not None or self._exec_plugin_due():
+        if self._loader is not None and self._exec_plugin_due():
+            return None
+        hook = cfg.refresh_api_key_hook
+        if hook is not None and not self._ran_hook_now(hook, cfg):
             return None
         # What Configuration.get_api_key_with_prefix returns once its refresh hook is out of the way.
         token = cfg.api_key.get("BearerToken")
         if token and (prefix := cfg.api_key_prefix.get("BearerToken")):
             token = f"{prefix} {token}"
         return self._headers_with(token)
+
+    def _ran_hook_now(self, hook: Any, cfg: Any) -> bool:
+        """Run a token refresh hook that is a plain function (the in-cluster loader's, which re-reads the
+        rotated service-account token when due) as get_api_key_with_prefix would, without its coroutine;
+        False for a coroutine hook, which auth_headers() awaits."""
+        if hook is not self._plain_hook:
+            if hook is self._awaited_hook or inspect.iscoroutinefunction(hook):
+                self._awaited_hook = hook
+                return False
+            self._plain_hook = hook
+        result = hook(cfg)
+        if inspect.isawaitable(result):  # a plain function handing back a coroutine: await it from now on
+            if inspect.iscoroutine(result):
+                result.close()
+            self._plain_hook, self._awaited_hook = None, hook
+            return False
+        return True
 
     def _headers_with(self, token: str | None) -> dict[str, str]:
         headers = dict(self._static_headers)

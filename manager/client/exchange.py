@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
@@ -44,6 +44,7 @@ async def exchange(
     max_retries = self.max_retries if retry else 0
     attempt = 0
     refreshed_auth = False
+    result: T | None
     while True:
         if rate_limited and self.rate_limiter.enabled:
             limiter = self.rate_limiter
@@ -65,10 +66,12 @@ async def exchange(
         started = time.monotonic()
         try:
             if unary is not None:
-                answer = await self.pool.request(unary.data(headers), unary.limit, gate=unary.gate)
+                # The root's pool without the `pool` property (two property calls for a component client).
+                pool = (self._root or self)._pool or self.pool
+                answer = await pool.request(unary.data(headers), unary.limit, gate=unary.gate)
                 status, payload, retry_after_header = answer.status, answer.body, None
                 if status < 300:
-                    result = cast(T, payload)
+                    result = payload  # type: ignore[assignment]  # T is bytes here (no cast() call per request)
                 else:
                     result = None
                     retry_after_header = answer.header("Retry-After")
@@ -91,7 +94,8 @@ async def exchange(
             await _retry_later(self, attempt, "connection reset on GET, retrying", method, path, exc)
             continue
         answered = time.monotonic()
-        self._observe(str(status), method, answered - started)
+        series = self._durations.get(method) or self._observe(method)
+        series.observe(status, answered - started)
         if status < 500:
             (self._root or self).last_answer = answered
         if result is not None:

@@ -21,7 +21,6 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import cast
 
 import httptools
@@ -38,18 +37,22 @@ class Disconnected(ConnectionError):
     """The connection closed or broke before a complete answer: the request may have been processed."""
 
 
-@dataclass(slots=True)
 class Answer:
     """One complete HTTP response."""
 
-    status: int
-    raw_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-    body: bytes = _NO_BODY
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(
+        self, status: int, headers: dict[bytes, bytes] | None = None, body: bytes = _NO_BODY
+    ) -> None:
+        self.status = status
+        self.headers = {} if headers is None else headers  # name as sent -> its first value
+        self.body = body
 
     def header(self, name: str) -> str | None:
         """The first value of a header (case-insensitive), or None."""
         wanted = name.lower().encode("latin-1")
-        for key, value in self.raw_headers:
+        for key, value in self.headers.items():
             if key.lower() == wanted:
                 return value.decode("latin-1")
         return None
@@ -61,11 +64,16 @@ class _Connection(asyncio.Protocol):
     def __init__(self, pool: Http11Pool) -> None:
         self._pool = pool
         self._transport: asyncio.Transport | None = None
-        self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Answer] | None = None
-        self._headers: list[tuple[bytes, bytes]] = []
+        # The answer being read. httptools binds its callbacks once, when the parser is made: the per-header
+        # and per-chunk ones are these containers' own methods (no Python frame per header or chunk), and
+        # the containers are emptied after each answer rather than replaced.
+        self._headers: dict[bytes, bytes] = {}
         self._body: list[bytes] = []
+        self.on_header = self._headers.setdefault  # the first value of a repeated header wins
+        self.on_body = self._body.append
         self._status = 0
+        self._parser = httptools.HttpResponseParser(self)
         self.closed = False
 
     # asyncio.Protocol
@@ -95,20 +103,18 @@ class _Connection(asyncio.Protocol):
 
     # httptools callbacks
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
-
     def on_headers_complete(self) -> None:
         self._status = self._parser.get_status_code()
 
-    def on_body(self, body: bytes) -> None:
-        self._body.append(body)
-
     def on_message_complete(self) -> None:
-        answer = Answer(self._status, self._headers, b"".join(self._body))
+        headers, chunks = self._headers, self._body
+        # One chunk (the usual answer) is the body itself: b"".join of one bytes object returns it uncopied.
+        answer = Answer(self._status, headers.copy(), b"".join(chunks))
+        headers.clear()
+        chunks.clear()
+        self._status = 0
         keep_alive = self._parser.should_keep_alive()
         waiter, self._waiter = self._waiter, None
-        self._headers, self._body, self._status = [], [], 0
         if not keep_alive:
             self.close()
         if waiter is not None and not waiter.done():
@@ -141,7 +147,7 @@ class _Connection(asyncio.Protocol):
     def _sized(self) -> bool:
         """Whether the answer being read carries Content-Length or chunked framing (looked up only when the
         connection ends mid-answer, not per header)."""
-        return any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in self._headers)
+        return any(name.lower() in (b"content-length", b"transfer-encoding") for name in self._headers)
 
     def _fail(self, error: Exception) -> None:
         waiter, self._waiter = self._waiter, None
@@ -154,22 +160,16 @@ class _Slots:
     """At most `limit` holders, served in order: asyncio.Semaphore's semantics without its coroutines and
     wake-up bookkeeping when a slot is free (almost always: the pool allows 100 requests at once)."""
 
-    __slots__ = ("_waiters", "free")
+    __slots__ = ("free", "waiters")
 
     def __init__(self, limit: int) -> None:
         self.free = limit
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    def try_take(self) -> bool:
-        if self.free > 0 and not self._waiters:
-            self.free -= 1
-            return True
-        return False
+        self.waiters: deque[asyncio.Future[None]] = deque()
 
     async def take(self) -> None:
         """Wait until a holder gives its slot back (it is handed over, not put back and raced for)."""
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        self.waiters.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:
@@ -177,12 +177,12 @@ class _Slots:
                 self.give_back()  # handed a slot, then cancelled before using it: pass it on
             else:
                 with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
+                    self.waiters.remove(waiter)
             raise
 
     def give_back(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
+        while self.waiters:
+            waiter = self.waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
                 return
@@ -211,11 +211,14 @@ class Http11Pool:
         self._open: set[_Connection] = set()
         self._slots = _Slots(limit)
         self._generation = 0  # connections from an older generation are not reused
-        # Request timeouts: the deadline of each answer awaited, and one timer for the earliest of them,
-        # rather than a timer armed and cancelled per request (most requests share the same timeout, so
-        # a new deadline is rarely the earliest and arms nothing; the timer goes when nothing is awaited).
+        # Request timeouts: the deadline of each answer awaited, and one timer, never later than the earliest
+        # of them. The timer is not cancelled when its request is answered: paced traffic (one request in
+        # flight at a time) would otherwise arm and cancel a loop timer per request. It stays armed; when it
+        # fires it fails what is due and re-arms for the earliest deadline still awaited, or goes idle when
+        # nothing is. So an idle process wakes at most once, at most one timeout after its last request.
         self._deadlines: dict[asyncio.Future[Answer], float] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_when = 0.0  # the timer's time (TimerHandle.when() without the call)
         self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -232,10 +235,16 @@ class Http11Pool:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         slots = self._slots
-        if not slots.try_take():
+        # The common cases inline (a free slot, an idle connection): a method call fewer each, per request.
+        if slots.free > 0 and not slots.waiters:
+            slots.free -= 1
+        else:
             await slots.take()
         try:
-            connection = self._take_idle() or await self._connect(timeout)
+            idle = self._idle
+            connection = idle.pop() if idle else None
+            if connection is None or connection.closed:
+                connection = self._take_idle() or await self._connect(timeout)
             generation = self._generation
             if gate is not None:
                 try:
@@ -246,8 +255,7 @@ class Http11Pool:
             waiter: asyncio.Future[Answer] = loop.create_future()
             if deadline is not None:
                 self._deadlines[waiter] = deadline
-                timer = self._timer
-                if timer is None or self._timer_loop is not loop or deadline < timer.when():
+                if self._timer is None or deadline < self._timer_when or self._timer_loop is not loop:
                     self._arm(loop, deadline)
             connection.send(data, waiter)
             try:
@@ -257,19 +265,17 @@ class Http11Pool:
                 raise
             finally:
                 if deadline is not None:
-                    deadlines = self._deadlines
-                    del deadlines[waiter]
-                    if not deadlines and self._timer is not None:
-                        # Nothing awaited: no timer left to wake an idle process for nothing.
-                        self._timer.cancel()
-                        self._timer = None
+                    del self._deadlines[waiter]  # the timer stays armed (see __init__)
             if generation != self._generation:
                 connection.close()
             elif not connection.closed:
                 self._idle.append(connection)
             return answer
         finally:
-            slots.give_back()
+            if slots.waiters:
+                slots.give_back()
+            else:
+                slots.free += 1
 
     def close(self) -> None:
         for connection in list(self._open):
@@ -282,10 +288,12 @@ class Http11Pool:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = loop.call_at(when, self._expire_due, loop)
+        self._timer_when = when
         self._timer_loop = loop
 
     def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Fail every answer awaited past its deadline; arm the timer for the earliest remaining one."""
+        """Fail every answer awaited past its deadline; arm the timer for the earliest remaining one, or
+        leave it unarmed when nothing is awaited (an idle process then has no timer at all)."""
         self._timer = None
         now = loop.time() + _CLOCK_RESOLUTION
         earliest = None

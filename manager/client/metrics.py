@@ -9,6 +9,7 @@ labelled children take a lock per observation, a visible share of a controller's
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from prometheus_client import Counter
@@ -21,11 +22,30 @@ from manager.metrics.fasthistogram import FastHistogram
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
+class VerbSeries:
+    """One verb's series against one host: its request counts by status code and its latency histogram,
+    written by one call per answer (a client keeps one per verb, so no labels are looked up per request)."""
+
+    __slots__ = ("codes", "latency")
+
+    def __init__(self, codes: dict[int | str, int], latency: FastHistogram) -> None:
+        self.codes = codes
+        self.latency = latency
+
+    def observe(self, code: int | str, seconds: float) -> None:
+        codes = self.codes
+        codes[code] = codes.get(code, 0) + 1
+        latency = self.latency  # FastHistogram.observe inlined: this runs once per request
+        latency.counts[bisect_left(latency.bounds, seconds)] += 1
+        latency.sum += seconds
+
+
 class RequestStats(Collector):
     """Counts per (code, method, host); latency and rate limiter wait histograms per (verb, host)."""
 
     def __init__(self) -> None:
-        self.requests: dict[tuple[str, str, str], int] = {}
+        # (method, host) -> status code (an int, or "<error>" when no answer came) -> requests
+        self.requests: dict[tuple[str, str], dict[int | str, int]] = {}
         self.durations = ScrapeTimeHistogram(
             "rest_client_request_duration_seconds",
             "Request latency in seconds. Broken down by verb, and host.",
@@ -39,9 +59,13 @@ class RequestStats(Collector):
             _LATENCY_BUCKETS,
         )
 
-    def count(self, code: str, method: str, host: str) -> None:
-        key = (code, method, host)
-        self.requests[key] = self.requests.get(key, 0) + 1
+    def count(self, code: int | str, method: str, host: str) -> None:
+        codes = self.requests.setdefault((method, host), {})
+        codes[code] = codes.get(code, 0) + 1
+
+    def verb(self, method: str, host: str) -> VerbSeries:
+        """The series `method` requests to `host` are observed in."""
+        return VerbSeries(self.requests.setdefault((method, host), {}), self.duration(method, host))
 
     def duration(self, verb: str, host: str) -> FastHistogram:
         return self.durations.labels(verb, host)
@@ -55,8 +79,9 @@ class RequestStats(Collector):
             "Number of HTTP requests, partitioned by status code, method, and host.",
             labels=["code", "method", "host"],
         )
-        for request_labels, value in list(self.requests.items()):
-            requests.add_metric(list(request_labels), value)
+        for (method, host), codes in list(self.requests.items()):
+            for code, value in list(codes.items()):
+                requests.add_metric([str(code), method, host], value)
         yield requests
         yield self.durations.family()
         yield self.throttled.family()

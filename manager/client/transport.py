@@ -67,9 +67,10 @@ class Transport:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        # Per-request costs kept off the hot path: the latency histograms per verb (labels() takes a lock
-        # and builds a tuple; throttled requests observe the rate limiter's), the request head's fixed lines.
-        self._durations: dict[str, FastHistogram] = {}
+        # Per-request costs kept off the hot path: the request count and latency series per verb (labels()
+        # takes a lock and builds a tuple; throttled requests observe the rate limiter's), the request head's
+        # fixed lines.
+        self._durations: dict[str, metrics.VerbSeries] = {}
         self._throttled: dict[str, FastHistogram] = {}
         self.user_agent = config.user_agent
         self._fixed_head = f"Host: {self.host}\r\nUser-Agent: {self.user_agent}\r\n"
@@ -166,12 +167,13 @@ class Transport:
             self._pool.close()
         self._pool = None
 
-    def _observe(self, code: str, method: str, seconds: float) -> None:
-        metrics.REQUESTS.count(code, method, self.host)
-        histogram = self._durations.get(method)
-        if histogram is None:
-            histogram = self._durations[method] = metrics.REQUESTS.duration(method, self.host)
-        histogram.observe(seconds)
+    def _observe(self, method: str) -> metrics.VerbSeries:
+        """The series this client's `method` answers are observed in (the retry loop looks it up in
+        `_durations` first, and calls this only for a verb's first answer)."""
+        series = self._durations.get(method)
+        if series is None:
+            series = self._durations[method] = metrics.REQUESTS.verb(method, self.host)
+        return series
 
     async def _open(
         self,
@@ -276,8 +278,18 @@ class Transport:
         """One request with a JSON body (any object, serialised with orjson) and a decoded JSON answer
         (`strip_managed_fields`: without its metadata.managedFields, which then are mostly not decoded)."""
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
-        # request_raw's work without its coroutine (this is every verb's path).
-        unary = self._unary(method, path, params, payload, content_type, accept, timeout)
+        # request_raw's work without its coroutine nor _unary's call (this is every verb's path).
+        unary = unary_request(
+            self._base_path + path,
+            self._fixed_head,
+            method,
+            params,
+            payload,
+            content_type,
+            accept,
+            timeout or self.request_timeout,
+            self.write_gate,
+        )
         raw: bytes = await self._exchange(method, path, None, unary=unary)
         if not raw:
             return {}

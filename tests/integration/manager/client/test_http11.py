@@ -178,9 +178,60 @@ async def test_each_request_times_out_at_its_own_deadline(pool_factory: Callable
             await long
         long_took = loop.time() - started
         assert (await pool.request(get("/fast"), 0.3)).body == b"now"
-        assert pool._timer is None  # nothing awaited: no timer left to wake the process
     assert 0.15 < short_took < 0.9, short_took
     assert 0.95 < long_took < 3.0, long_took
+
+
+def _live_timers(loop: asyncio.AbstractEventLoop, pool: Http11Pool) -> list[asyncio.TimerHandle]:
+    """The pool's timers scheduled on the loop (cancelled ones included: each is a heap entry)."""
+    scheduled: list[asyncio.TimerHandle] = loop._scheduled  # type: ignore[attr-defined]  # asyncio's timer heap
+    callbacks = ((handle, handle._callback) for handle in scheduled)  # type: ignore[attr-defined]
+    return [handle for handle, callback in callbacks if getattr(callback, "__self__", None) is pool]
+
+
+@pytest.mark.slow
+async def test_one_timer_serves_consecutive_requests_and_an_idle_pool_has_none(
+    pool_factory: Callable[..., Http11Pool],
+) -> None:
+    # Paced requests (one in flight at a time) share the timer armed by the first: nothing is armed or
+    # cancelled per request. After the last answer it fires once, finds nothing awaited and re-arms nothing.
+    async with ScriptedServer(lambda n, _: ok(b"now")) as server:
+        pool = pool_factory(server.port)
+        loop = asyncio.get_running_loop()
+        await pool.request(get(), 2.0)  # long enough for the next five requests, even on a busy machine
+        first = pool._timer
+        assert first is not None and not first.cancelled()
+        for _ in range(5):
+            await pool.request(get(), 2.0)
+        assert pool._timer is first
+        assert _live_timers(loop, pool) == [first]  # no cancelled handles left in the heap either
+        await wait_for(lambda: pool._timer is None, timeout=10)
+        assert _live_timers(loop, pool) == []  # idle: nothing left to wake the process
+
+
+@pytest.mark.slow
+async def test_a_stalled_answer_times_out_at_its_deadline_behind_an_earlier_timer(
+    pool_factory: Callable[..., Http11Pool],
+) -> None:
+    # The timer armed by an answered request (deadline 1 s) fires first, finds nothing due and re-arms for
+    # the stalled request's own deadline (2 s), which then fails: neither early nor late.
+    server = ScriptedServer(lambda n, request: ok(b"now") if b"/fast" in request else b"")
+    async with server:
+        pool = pool_factory(server.port)
+        loop = asyncio.get_running_loop()
+        assert (await pool.request(get("/fast"), 1.0)).body == b"now"
+        armed = pool._timer
+        started = loop.time()
+        stalled = asyncio.ensure_future(pool.request(get("/slow"), 2.0))
+        await wait_for(lambda: len(server.requests) == 2, timeout=5)
+        assert pool._timer is armed  # a later deadline arms nothing
+        await wait_for(lambda: pool._timer is not armed, timeout=5)  # fired: re-armed for the stalled one
+        assert not stalled.done() and pool._timer is not None
+        with pytest.raises(TimeoutError):
+            await stalled
+        took = loop.time() - started
+        assert pool._timer is None and _live_timers(loop, pool) == []
+    assert 1.95 < took < 4.0, took
 
 
 async def test_idle_connection_closed_by_the_server_is_not_reused(

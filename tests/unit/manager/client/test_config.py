@@ -158,3 +158,52 @@ async def test_in_cluster_config_without_a_token_fails(tmp_path: Path) -> None:
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
     with pytest.raises(ConfigError, match=r"in-cluster configuration .* token"):
         await load_config(environ=env, service_account_dir=str(mount))
+
+
+async def test_a_plain_refresh_hook_runs_on_every_request_without_a_coroutine(tmp_path: Path) -> None:
+    # The in-cluster loader's hook is a plain function (re-read the rotated token file when due): the
+    # per-request path runs it itself, each time, and sends the token it leaves.
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t0"}))
+    cfg = config._configuration
+    calls: list[int] = []
+
+    def rotate(configuration: Any) -> None:
+        calls.append(1)
+        configuration.api_key["BearerToken"] = f"t{len(calls)}"
+
+    cfg.refresh_api_key_hook = rotate
+    assert [(config.auth_headers_now() or {}).get("Authorization") for _ in range(3)] == [
+        "Bearer t1",
+        "Bearer t2",
+        "Bearer t3",
+    ]
+    assert (await config.auth_headers())["Authorization"] == "Bearer t4"
+
+
+async def test_a_coroutine_refresh_hook_is_left_to_auth_headers(tmp_path: Path) -> None:
+    config = await load_config(kubeconfig=kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t0"}))
+    cfg = config._configuration
+    calls: list[int] = []
+
+    async def rotate(configuration: Any) -> None:
+        calls.append(1)
+        configuration.api_key["BearerToken"] = f"async-{len(calls)}"
+
+    def hands_back_a_coroutine(configuration: Any) -> Any:
+        return rotate(configuration)
+
+    for hook in (rotate, hands_back_a_coroutine):
+        cfg.refresh_api_key_hook = hook
+        assert config.auth_headers_now() is None
+        assert (await config.auth_headers())["Authorization"] == f"Bearer async-{len(calls)}"
+        assert config.auth_headers_now() is None  # and stays so: never run without being awaited
+    assert len(calls) == 2
+
+
+async def test_in_cluster_headers_are_taken_without_a_coroutine(tmp_path: Path) -> None:
+    mount = service_account(tmp_path)
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    config = await load_config(environ=env, service_account_dir=str(mount))
+    now = config.auth_headers_now()
+    assert now is not None and now == await config.auth_headers()
+    assert now["Authorization"].startswith("Bearer ")
