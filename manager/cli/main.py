@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from manager.cli.commands import discover_controllers, run_command
+from manager.cli.eventloop import EventLoopUnavailable, loop_factory
 from manager.cli.flags import (
     COMMANDS,
     UsageError,
@@ -69,8 +70,13 @@ def _main(argv: Sequence[str]) -> int:
     enabled = enabled_controllers(settings, installed)
     from manager.cli.logging import configure_logging
 
+    try:
+        _, factory = loop_factory(settings.event_loop)
+    except EventLoopUnavailable as exc:
+        raise UsageError(str(exc)) from None
     configure_logging(settings.log_format, settings.log_level)
-    return asyncio.run(serve(settings, enabled))
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(serve(settings, enabled))
 
 
 def controllers_table(controllers: Sequence[ControllerInfo]) -> str:

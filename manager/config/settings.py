@@ -168,6 +168,9 @@ class Settings(BaseSettings):
         None, description="Log format: json or console; default json unless stderr is a terminal."
     )
     log_level: str = Field("info", description="Minimum log level: debug, info, warning, error, critical.")
+    event_loop: Literal["auto", "asyncio", "uvloop"] = Field(
+        "auto", description="Event loop: uvloop, asyncio's own, or auto (uvloop when it is installed)."
+    )
     shutdown_grace_period: Duration = Field(
         30.0, ge=0, description="On SIGTERM/SIGINT, how long in-flight work may run before it is cancelled."
     )

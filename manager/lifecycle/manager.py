@@ -211,6 +211,7 @@ class Manager:
                 log.info(
                     "manager starting",
                     version=_version(),
+                    event_loop=_loop_name(),
                     controllers=[c.name for c in self.controllers],
                     address=f"{self.server.host}:{self.server.port}",
                 )
@@ -296,3 +297,8 @@ def _version() -> str:
         return version("aiokcm")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _loop_name() -> str:
+    """`uvloop` or `asyncio`: the implementation running this loop (`--event-loop`)."""
+    return type(asyncio.get_running_loop()).__module__.partition(".")[0]

@@ -32,27 +32,43 @@ class LoopClock:
     """The running event loop's clock (`loop.time()`), resolved lazily so it can be built outside a loop.
 
     asyncio's own loops read `time.monotonic()`; for them `now` is rebound to it directly, which takes
-    two Python calls off every timed queue operation.
+    two Python calls off every timed queue operation. uvloop reads the same clock (libuv's CLOCK_MONOTONIC)
+    in whole milliseconds: `now` is rebound to `time.monotonic()` there too, so the queue's durations
+    (workqueue_queue_duration_seconds, work_duration) keep their sub-millisecond part, as client-go's do.
+    uvloop rounds a timer's delay to the millisecond, so it could fire up to half a millisecond before the
+    time it was armed for by that clock; timers are armed a millisecond late there, so that a due item is
+    due when its timer fires (rather than the queue re-arming in a loop until it is).
     """
 
-    __slots__ = ("_loop", "now")
+    __slots__ = ("_late", "_loop", "now")
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._late = 0.0
         self.now: Callable[[], float] = self._first_now
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
-            self._loop = asyncio.get_running_loop()
-            loop_time = type(self._loop).time
-            self.now = time.monotonic if loop_time is asyncio.BaseEventLoop.time else self._loop.time
+            loop = self._loop = asyncio.get_running_loop()
+            if type(loop).time is asyncio.BaseEventLoop.time:
+                self.now = time.monotonic
+            elif _is_uvloop(loop):
+                self.now, self._late = time.monotonic, 0.001
+            else:
+                self.now = loop.time
         return self._loop
 
     def _first_now(self) -> float:
-        return self._get_loop().time()
+        self._get_loop()
+        return self.now()
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
-        return self._get_loop().call_at(when, callback)
+        return self._get_loop().call_at(when + self._late, callback)
+
+
+def _is_uvloop(loop: asyncio.AbstractEventLoop) -> bool:
+    """A uvloop loop, whose clock is CLOCK_MONOTONIC (as `time.monotonic()`) in whole milliseconds."""
+    return type(loop).__module__.partition(".")[0] == "uvloop" and abs(loop.time() - time.monotonic()) < 0.002
 
 
 @dataclass(slots=True, eq=False)

@@ -7,6 +7,7 @@ exactly as a third-party package registers them. No API server is needed: the sh
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import os
@@ -269,6 +270,7 @@ IN_PROCESS_BAD_INPUT: dict[str, tuple[tuple[str, ...], str]] = {
     "lease-timings": (("--leader-elect-renew-deadline=20s",), "less than --leader-elect-lease-duration"),
     "unknown-controller-alias": (("--controllers=*,-jobz",), '"jobz" is not in the list of known'),
     "missing-kubeconfig": (("--kubeconfig=/nonexistent/kc",), "cannot read --kubeconfig /nonexistent/kc: no"),
+    "unknown-event-loop": (("--event-loop=libev",), "--event-loop"),
 }
 
 
@@ -371,6 +373,24 @@ async def test_crashing_controller_restarts_with_backoff_while_another_keeps_run
 
     daemon.process.send_signal(signal.SIGTERM)
     assert await daemon.wait() == 0
+
+
+async def test_the_daemon_runs_on_uvloop_unless_asked_for_asyncios_loop(start: Any) -> None:
+    default = await start("--controllers=steady")
+    chosen = await start("--controllers=steady", "--event-loop=asyncio")
+    loops = []
+    for daemon in (default, chosen):
+        starting = await wait_for(
+            functools.partial(daemon.find, "manager starting"), timeout=15, message="start"
+        )
+        loops.append(starting[0]["event_loop"])
+    assert loops == ["uvloop", "asyncio"]
+    work = await wait_for(lambda: default.find("work finished"), timeout=10, message="work on uvloop")
+    assert work[0]["controller"] == "steady-controller"
+    for daemon in (default, chosen):
+        daemon.process.send_signal(signal.SIGTERM)
+        assert await daemon.wait() == 0
+        assert daemon.events()[-1]["event"] == "manager stopped"
 
 
 @pytest.mark.slow
