@@ -46,8 +46,13 @@ def child(n: int) -> None:
     correlator = broadcaster.correlator
     jobs = [(job(i, 1000 + 3 * i), job(i, 1001 + 3 * i)) for i in range(n + 50)]
 
+    keyed = getattr(recorder, "make_keyed_event", None)  # the event and its aggregate key (not in old trees)
+
     def record(obj: dict[str, Any], reason: str, message: str) -> None:
-        result = correlator.correlate(recorder.make_event(obj, "Normal", reason, message))
+        if keyed is not None:
+            result = correlator.correlate(*keyed(obj, "Normal", reason, message))
+        else:
+            result = correlator.correlate(recorder.make_event(obj, "Normal", reason, message))
         body = create_body(result.event)
         assert result.key is not None
         correlator.update_state_raw(body, result.key)

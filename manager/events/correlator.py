@@ -131,12 +131,15 @@ class EventCorrelator:
     _observed: _LRU = field(init=False, repr=False, default_factory=_LRU)  # event key -> _Observed
     _spam: _LRU = field(init=False, repr=False, default_factory=_LRU)  # spam key -> [tokens, last refill]
 
-    def correlate(self, event: Event) -> Correlation:
+    def correlate(self, event: Event, agg_key: tuple[str, ...] | None = None) -> Correlation:
+        """What to do with `event`; `agg_key`: its `aggregate_key` when the caller has it (the recorder builds
+        it with the event)."""
         # Aggregation, observation and the spam filter inline (three method calls fewer per event). Their
         # keys share their fields: the aggregate key is built once and the others derived from it
         # (aggregation and observation keep the source, involved object and type of `event`). One clock read
         # serves the aggregation and the spam bucket (client-go reads its clock in each, microseconds apart).
-        agg_key = aggregate_key(event)
+        if agg_key is None:
+            agg_key = aggregate_key(event)
         now = self.clock()
         message = event.get("message", "")
         # 1. aggregation; `_LRU.insert` inline here and below (a method call less per new key).
