@@ -83,28 +83,22 @@ class _LRU(OrderedDict[tuple[str, ...], Any]):
         return value
 
 
-class _Observed:
-    """client-go's eventLog: what was last sent (or answered) for one event key. `answer`: the server's
-    answer not decoded yet (`update_state_raw`); its fields replace the others when the key is next read."""
+# client-go's eventLog: what was last sent (or answered) for one event key, as a list (one is made per new
+# event: a list display is a fifth of an object's construction): count, firstTimestamp, name,
+# resourceVersion, and the server's answer not decoded yet (`update_state_raw`) or None; the answer's fields
+# replace the others when the key is next read.
+_COUNT, _FIRST, _NAME, _RV, _ANSWER = range(5)
+_Observed = list[Any]
 
-    __slots__ = ("answer", "count", "first_timestamp", "name", "resource_version")
 
-    def __init__(self, count: int, first_timestamp: str, name: str, resource_version: str) -> None:
-        self.count = count
-        self.first_timestamp = first_timestamp
-        self.name = name
-        self.resource_version = resource_version
-        self.answer: bytes | None = None
-
-    def update(self, event: Event) -> None:
-        """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
-        meta = event["metadata"]
-        count = int(event.get("count") or 1)
-        first = event.get("firstTimestamp", "")
-        name = meta["name"]
-        rv = meta.get("resourceVersion", "")
-        self.count, self.first_timestamp, self.name, self.resource_version = count, first, name, rv
-        self.answer = None
+def _update(record: _Observed, event: Event) -> None:
+    """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
+    meta = event["metadata"]
+    count = int(event.get("count") or 1)
+    first = event.get("firstTimestamp", "")
+    name = meta["name"]
+    rv = meta.get("resourceVersion", "")
+    record[:] = (count, first, name, rv, None)
 
 
 @dataclass(slots=True)
@@ -160,7 +154,7 @@ class EventCorrelator:
             record[1] = now
         key: tuple[str, ...]
         if len(messages) < self.max_events:
-            key = (*agg_key, message)
+            key = agg_key + (message,)  # noqa: RUF005  # no list in between, as (*agg_key, message) builds
         else:
             messages.pop()  # keep the set bounded, as client-go does
             event, key = _combined(event, message, now), agg_key
@@ -169,7 +163,7 @@ class EventCorrelator:
         last: _Observed | None = observed.get(key)
         patch: dict[str, Any] | None = None
         if last is None:
-            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
+            observed[key] = [1, event.get("firstTimestamp", ""), event["metadata"]["name"], "", None]
             if len(observed) > observed.size:
                 observed.popitem(last=False)
         else:
@@ -186,7 +180,9 @@ class EventCorrelator:
                 spam.popitem(last=False)
         else:
             spam.move_to_end(spam_key)
-        tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
+        tokens = bucket[0] + (now - bucket[1]) * self.spam_qps
+        if tokens > burst:  # min() inline
+            tokens = burst
         bucket[1] = now
         # Positional: a keyword call costs more (one per event).
         if tokens >= 1.0:
@@ -207,11 +203,11 @@ class EventCorrelator:
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            record = _Observed(0, "", "", "")
-            record.update(event)
+            record: _Observed = [0, "", "", "", None]
+            _update(record, event)
             observed.insert(key, record)
             return
-        last.update(event)
+        _update(last, event)
         observed.move_to_end(key)
 
     def update_state_raw(self, answer: bytes, key: tuple[str, ...]) -> None:
@@ -223,7 +219,7 @@ class EventCorrelator:
         if last is None:  # evicted meanwhile: a new record needs the answer's fields now
             self.update_state(orjson.loads(answer), key)
             return
-        last.answer = answer
+        last[_ANSWER] = answer
         self._observed.move_to_end(key)
 
 
@@ -248,17 +244,17 @@ def _combined(event: Event, message: str, now: float) -> Event:
 def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
     """`event` as the next occurrence of the one `last` records (its count, first timestamp, name and
     resourceVersion), and the PATCH that writes it (client-go eventObserve)."""
-    if last.answer is not None:
+    if last[_ANSWER] is not None:
         _take_answer(last)
-    last.count += 1
+    count = last[_COUNT] = last[_COUNT] + 1
     updated = dict(event)
-    updated["count"] = last.count
-    updated["firstTimestamp"] = last.first_timestamp
-    updated["metadata"] = {**event["metadata"], "name": last.name}
-    if last.resource_version:
-        updated["metadata"]["resourceVersion"] = last.resource_version
+    updated["count"] = count
+    updated["firstTimestamp"] = last[_FIRST]
+    updated["metadata"] = {**event["metadata"], "name": last[_NAME]}
+    if last[_RV]:
+        updated["metadata"]["resourceVersion"] = last[_RV]
     patch = {
-        "count": last.count,
+        "count": count,
         "lastTimestamp": updated.get("lastTimestamp"),
         "message": updated.get("message", ""),
     }
@@ -267,11 +263,11 @@ def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
 
 def _take_answer(record: _Observed) -> None:
     """Apply the answer `update_state_raw` left undecoded on `record`."""
-    answer, record.answer = record.answer, None
+    answer, record[_ANSWER] = record[_ANSWER], None
     try:
         event = orjson.loads(answer or b"")
         if not isinstance(event, dict):
             raise TypeError("the answer is not a JSON object")
-        record.update(event)
+        _update(record, event)
     except Exception:  # as update_state would have raised when it was written: the record stays as it was
         log.exception("event sender failed on one event's answer")
