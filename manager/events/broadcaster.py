@@ -237,7 +237,7 @@ class EventBroadcaster:
                                 if not failed_write_settled(exc, written):
                                     await self._retry(result, 1)
                             else:
-                                sent("create").inc()
+                                sent("create").value += 1  # `.inc()` inline: a call less per event
                                 correlator.update_state_raw(raw, result.key)
                         else:
                             await self._retry(result, 0)
