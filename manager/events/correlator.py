@@ -57,16 +57,17 @@ def aggregate_key(event: Event) -> tuple[str, ...]:
 _SPAM_KEY_LENGTH = 8
 
 
-def event_key(event: Event) -> tuple[str, ...]:
+def event_key(event: Event) -> tuple[Any, ...]:
     """Identical events share this key (client-go getEventKey)."""
-    return (*aggregate_key(event), event.get("message", ""))
+    # (aggregate key, message): a pair is cheaper to build than a flat copy with the message appended
+    return (aggregate_key(event), event.get("message", ""))
 
 
 def spam_key(event: Event) -> tuple[str, ...]:
     return aggregate_key(event)[:_SPAM_KEY_LENGTH]
 
 
-class _LRU(OrderedDict[tuple[str, ...], Any]):
+class _LRU(OrderedDict[tuple[Any, ...], Any]):
     """golang-lru's Cache as client-go uses it: a hit (`get` + `move_to_end`) and an add make the entry the
     most recently used; `insert()` adds a new entry and drops the least recently used beyond `size`. The
     records are mutable, so a hit updates one in place rather than storing a new one."""
@@ -75,7 +76,7 @@ class _LRU(OrderedDict[tuple[str, ...], Any]):
         super().__init__()
         self.size = size
 
-    def insert(self, key: tuple[str, ...], value: Any) -> Any:
+    def insert(self, key: tuple[Any, ...], value: Any) -> Any:
         """Add a new entry (most recently used); returns `value`."""
         self[key] = value
         while len(self) > self.size:
@@ -109,7 +110,7 @@ class Correlation:
     event: Event
     patch: dict[str, Any] | None = None
     skip: bool = False
-    key: tuple[str, ...] | None = None
+    key: tuple[Any, ...] | None = None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -152,9 +153,9 @@ class EventCorrelator:
                 messages = record[0]
                 messages.add(message)
             record[1] = now
-        key: tuple[str, ...]
+        key: tuple[Any, ...]
         if len(messages) < self.max_events:
-            key = agg_key + (message,)  # noqa: RUF005  # no list in between, as (*agg_key, message) builds
+            key = (agg_key, message)  # event_key(event)
         else:
             messages.pop()  # keep the set bounded, as client-go does
             event, key = _combined(event, message, now), agg_key
@@ -191,7 +192,7 @@ class EventCorrelator:
         bucket[0] = tokens
         return Correlation(event, None, True, key)
 
-    def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
+    def update_state(self, event: Event, key: tuple[Any, ...] | None = None) -> None:
         """Remember what the server answered, so the next duplicate patches the right object. `key`: the
         `Correlation.key` of the event written (the server echoes every field of it), else computed from
         `event` as client-go does."""
@@ -199,7 +200,7 @@ class EventCorrelator:
             # Combined events are observed under their aggregate key (their message changes every time).
             message = event.get("message", "")
             agg_key = aggregate_key(event)
-            key = agg_key if message.startswith(COMBINED_PREFIX) else (*agg_key, message)
+            key = agg_key if message.startswith(COMBINED_PREFIX) else (agg_key, message)
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
@@ -210,7 +211,7 @@ class EventCorrelator:
         _update(last, event)
         observed.move_to_end(key)
 
-    def update_state_raw(self, answer: bytes, key: tuple[str, ...]) -> None:
+    def update_state_raw(self, answer: bytes, key: tuple[Any, ...]) -> None:
         """`update_state(orjson.loads(answer), key)`, the answer decoded only when `key` is next read: most
         events are never repeated, and their answers' decoding was a tenth of an event's cost. An answer
         that turns out not to be an Event then leaves the record as it was, as `update_state` does (logged
