@@ -57,16 +57,17 @@ def aggregate_key(event: Event) -> tuple[str, ...]:
 _SPAM_KEY_LENGTH = 8
 
 
-def event_key(event: Event) -> tuple[str, ...]:
+def event_key(event: Event) -> tuple[Any, ...]:
     """Identical events share this key (client-go getEventKey)."""
-    return (*aggregate_key(event), event.get("message", ""))
+    # (aggregate key, message): a pair is cheaper to build than a flat copy with the message appended
+    return (aggregate_key(event), event.get("message", ""))
 
 
 def spam_key(event: Event) -> tuple[str, ...]:
     return aggregate_key(event)[:_SPAM_KEY_LENGTH]
 
 
-class _LRU(OrderedDict[tuple[str, ...], Any]):
+class _LRU(OrderedDict[tuple[Any, ...], Any]):
     """golang-lru's Cache as client-go uses it: a hit (`get` + `move_to_end`) and an add make the entry the
     most recently used; `insert()` adds a new entry and drops the least recently used beyond `size`. The
     records are mutable, so a hit updates one in place rather than storing a new one."""
@@ -75,7 +76,7 @@ class _LRU(OrderedDict[tuple[str, ...], Any]):
         super().__init__()
         self.size = size
 
-    def insert(self, key: tuple[str, ...], value: Any) -> Any:
+    def insert(self, key: tuple[Any, ...], value: Any) -> Any:
         """Add a new entry (most recently used); returns `value`."""
         self[key] = value
         while len(self) > self.size:
@@ -83,28 +84,22 @@ class _LRU(OrderedDict[tuple[str, ...], Any]):
         return value
 
 
-class _Observed:
-    """client-go's eventLog: what was last sent (or answered) for one event key. `answer`: the server's
-    answer not decoded yet (`update_state_raw`); its fields replace the others when the key is next read."""
+# client-go's eventLog: what was last sent (or answered) for one event key, as a list (one is made per new
+# event: a list display is a fifth of an object's construction): count, firstTimestamp, name,
+# resourceVersion, and the server's answer not decoded yet (`update_state_raw`) or None; the answer's fields
+# replace the others when the key is next read.
+_COUNT, _FIRST, _NAME, _RV, _ANSWER = range(5)
+_Observed = list[Any]
 
-    __slots__ = ("answer", "count", "first_timestamp", "name", "resource_version")
 
-    def __init__(self, count: int, first_timestamp: str, name: str, resource_version: str) -> None:
-        self.count = count
-        self.first_timestamp = first_timestamp
-        self.name = name
-        self.resource_version = resource_version
-        self.answer: bytes | None = None
-
-    def update(self, event: Event) -> None:
-        """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
-        meta = event["metadata"]
-        count = int(event.get("count") or 1)
-        first = event.get("firstTimestamp", "")
-        name = meta["name"]
-        rv = meta.get("resourceVersion", "")
-        self.count, self.first_timestamp, self.name, self.resource_version = count, first, name, rv
-        self.answer = None
+def _update(record: _Observed, event: Event) -> None:
+    """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
+    meta = event["metadata"]
+    count = int(event.get("count") or 1)
+    first = event.get("firstTimestamp", "")
+    name = meta["name"]
+    rv = meta.get("resourceVersion", "")
+    record[:] = (count, first, name, rv, None)
 
 
 @dataclass(slots=True)
@@ -115,7 +110,7 @@ class Correlation:
     event: Event
     patch: dict[str, Any] | None = None
     skip: bool = False
-    key: tuple[str, ...] | None = None
+    key: tuple[Any, ...] | None = None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -131,12 +126,15 @@ class EventCorrelator:
     _observed: _LRU = field(init=False, repr=False, default_factory=_LRU)  # event key -> _Observed
     _spam: _LRU = field(init=False, repr=False, default_factory=_LRU)  # spam key -> [tokens, last refill]
 
-    def correlate(self, event: Event) -> Correlation:
+    def correlate(self, event: Event, agg_key: tuple[str, ...] | None = None) -> Correlation:
+        """What to do with `event`; `agg_key`: its `aggregate_key` when the caller has it (the recorder builds
+        it with the event)."""
         # Aggregation, observation and the spam filter inline (three method calls fewer per event). Their
         # keys share their fields: the aggregate key is built once and the others derived from it
         # (aggregation and observation keep the source, involved object and type of `event`). One clock read
         # serves the aggregation and the spam bucket (client-go reads its clock in each, microseconds apart).
-        agg_key = aggregate_key(event)
+        if agg_key is None:
+            agg_key = aggregate_key(event)
         now = self.clock()
         message = event.get("message", "")
         # 1. aggregation; `_LRU.insert` inline here and below (a method call less per new key).
@@ -155,9 +153,9 @@ class EventCorrelator:
                 messages = record[0]
                 messages.add(message)
             record[1] = now
-        key: tuple[str, ...]
+        key: tuple[Any, ...]
         if len(messages) < self.max_events:
-            key = (*agg_key, message)
+            key = (agg_key, message)  # event_key(event)
         else:
             messages.pop()  # keep the set bounded, as client-go does
             event, key = _combined(event, message, now), agg_key
@@ -166,7 +164,7 @@ class EventCorrelator:
         last: _Observed | None = observed.get(key)
         patch: dict[str, Any] | None = None
         if last is None:
-            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
+            observed[key] = [1, event.get("firstTimestamp", ""), event["metadata"]["name"], "", None]
             if len(observed) > observed.size:
                 observed.popitem(last=False)
         else:
@@ -183,7 +181,9 @@ class EventCorrelator:
                 spam.popitem(last=False)
         else:
             spam.move_to_end(spam_key)
-        tokens = min(burst, bucket[0] + (now - bucket[1]) * self.spam_qps)
+        tokens = bucket[0] + (now - bucket[1]) * self.spam_qps
+        if tokens > burst:  # min() inline
+            tokens = burst
         bucket[1] = now
         # Positional: a keyword call costs more (one per event).
         if tokens >= 1.0:
@@ -192,7 +192,7 @@ class EventCorrelator:
         bucket[0] = tokens
         return Correlation(event, None, True, key)
 
-    def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
+    def update_state(self, event: Event, key: tuple[Any, ...] | None = None) -> None:
         """Remember what the server answered, so the next duplicate patches the right object. `key`: the
         `Correlation.key` of the event written (the server echoes every field of it), else computed from
         `event` as client-go does."""
@@ -200,18 +200,18 @@ class EventCorrelator:
             # Combined events are observed under their aggregate key (their message changes every time).
             message = event.get("message", "")
             agg_key = aggregate_key(event)
-            key = agg_key if message.startswith(COMBINED_PREFIX) else (*agg_key, message)
+            key = agg_key if message.startswith(COMBINED_PREFIX) else (agg_key, message)
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            record = _Observed(0, "", "", "")
-            record.update(event)
+            record: _Observed = [0, "", "", "", None]
+            _update(record, event)
             observed.insert(key, record)
             return
-        last.update(event)
+        _update(last, event)
         observed.move_to_end(key)
 
-    def update_state_raw(self, answer: bytes, key: tuple[str, ...]) -> None:
+    def update_state_raw(self, answer: bytes, key: tuple[Any, ...]) -> None:
         """`update_state(orjson.loads(answer), key)`, the answer decoded only when `key` is next read: most
         events are never repeated, and their answers' decoding was a tenth of an event's cost. An answer
         that turns out not to be an Event then leaves the record as it was, as `update_state` does (logged
@@ -220,7 +220,7 @@ class EventCorrelator:
         if last is None:  # evicted meanwhile: a new record needs the answer's fields now
             self.update_state(orjson.loads(answer), key)
             return
-        last.answer = answer
+        last[_ANSWER] = answer
         self._observed.move_to_end(key)
 
 
@@ -245,17 +245,17 @@ def _combined(event: Event, message: str, now: float) -> Event:
 def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
     """`event` as the next occurrence of the one `last` records (its count, first timestamp, name and
     resourceVersion), and the PATCH that writes it (client-go eventObserve)."""
-    if last.answer is not None:
+    if last[_ANSWER] is not None:
         _take_answer(last)
-    last.count += 1
+    count = last[_COUNT] = last[_COUNT] + 1
     updated = dict(event)
-    updated["count"] = last.count
-    updated["firstTimestamp"] = last.first_timestamp
-    updated["metadata"] = {**event["metadata"], "name": last.name}
-    if last.resource_version:
-        updated["metadata"]["resourceVersion"] = last.resource_version
+    updated["count"] = count
+    updated["firstTimestamp"] = last[_FIRST]
+    updated["metadata"] = {**event["metadata"], "name": last[_NAME]}
+    if last[_RV]:
+        updated["metadata"]["resourceVersion"] = last[_RV]
     patch = {
-        "count": last.count,
+        "count": count,
         "lastTimestamp": updated.get("lastTimestamp"),
         "message": updated.get("message", ""),
     }
@@ -264,11 +264,11 @@ def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
 
 def _take_answer(record: _Observed) -> None:
     """Apply the answer `update_state_raw` left undecoded on `record`."""
-    answer, record.answer = record.answer, None
+    answer, record[_ANSWER] = record[_ANSWER], None
     try:
         event = orjson.loads(answer or b"")
         if not isinstance(event, dict):
             raise TypeError("the answer is not a JSON object")
-        record.update(event)
+        _update(record, event)
     except Exception:  # as update_state would have raised when it was written: the record stays as it was
         log.exception("event sender failed on one event's answer")
