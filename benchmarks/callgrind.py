@@ -60,6 +60,36 @@ class Callgrind:
         return totals(Path(f"{self.prefix}.{pid}.{self.dumps}"))
 
 
+def measure_child(callgrind: Callgrind, args: list[str], what: str = "child") -> int:
+    """Run `args` under callgrind as a child speaking a line protocol on stdin/stdout (it prints "ready"
+    once warm, runs its measured part on a line from us and prints "done", exits on the next line) and
+    return the instructions of the measured part alone."""
+    proc = subprocess.Popen(
+        callgrind.wrap(args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        if proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the {what} did not start")
+        callgrind.start(proc.pid)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        if proc.stdout.readline().strip() != "done":
+            raise RuntimeError(f"the {what} failed")
+        instructions = callgrind.stop(proc.pid)
+        proc.stdin.write("exit\n")
+        proc.stdin.flush()
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return instructions
+
+
 def control(*args: str | int) -> None:
     # callgrind_control returns once valgrind has run the command (through vgdb); its chatter is dropped.
     done = subprocess.run(["callgrind_control", *map(str, args)], capture_output=True, text=True, timeout=120)

@@ -12,13 +12,12 @@ prints instructions per event. Deterministic; needs valgrind and callgrind_contr
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgrind import Callgrind, require
+from callgrind import Callgrind, measure_child, require
 
 
 def job(i: int, rv: int) -> dict[str, Any]:
@@ -74,26 +73,7 @@ def child(n: int) -> None:
 def main(n: int) -> None:
     require()
     callgrind = Callgrind(Path(tempfile.gettempdir()), "event_callgrind")
-    command = callgrind.wrap([sys.executable, __file__, "--child", str(n)])
-    proc = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        if proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the child did not start")
-        callgrind.start(proc.pid)
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-        if proc.stdout.readline().strip() != "done":
-            raise RuntimeError("the child failed")
-        instructions = callgrind.stop(proc.pid)
-        proc.stdin.write("exit\n")
-        proc.stdin.flush()
-        proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    instructions = measure_child(callgrind, [sys.executable, __file__, "--child", str(n)])
     print(f"events={2 * n}  instructions/event={instructions / (2 * n):,.0f}")
 
 

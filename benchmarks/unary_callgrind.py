@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from callgrind import Callgrind, require
+from callgrind import Callgrind, measure_child, require
 from kubesim_process import start_kubesim, stop
 
 REQUESTS_PER_ROUND = 3
@@ -48,26 +47,9 @@ def main(n: int) -> None:
     require()
     sim, url = start_kubesim()
     callgrind = Callgrind(Path(tempfile.gettempdir()), f"unary_callgrind_{sim.pid}")
-    command = callgrind.wrap([sys.executable, __file__, "--child", url, str(n)])
-    proc = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
-    assert proc.stdin is not None and proc.stdout is not None
     try:
-        if proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the client did not start")
-        callgrind.start(proc.pid)
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-        if proc.stdout.readline().strip() != "done":
-            raise RuntimeError("the client failed")
-        instructions = callgrind.stop(proc.pid)
-        proc.stdin.write("exit\n")
-        proc.stdin.flush()
-        proc.wait(120)
+        instructions = measure_child(callgrind, [sys.executable, __file__, "--child", url, str(n)], "client")
     finally:
-        if proc.poll() is None:
-            proc.kill()
         stop(sim)
     requests = n * REQUESTS_PER_ROUND
     print(f"unary requests={requests}  instructions/request={instructions / requests:,.0f}")
