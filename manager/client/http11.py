@@ -51,11 +51,22 @@ class Answer:
 
     def header(self, name: str) -> str | None:
         """The first value of a header (case-insensitive), or None."""
-        wanted = name.lower().encode("latin-1")
-        for key, value in self.headers.items():
-            if key.lower() == wanted:
-                return value.decode("latin-1")
-        return None
+        return header_value(self.headers, name)
+
+
+def header_value(headers: dict[bytes, bytes], name: str) -> str | None:
+    """The value of header `name` (case-insensitive) in headers collected as name -> first value."""
+    wanted = name.lower().encode("latin-1")
+    for key, value in headers.items():
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return None
+
+
+def is_sized(headers: dict[bytes, bytes]) -> bool:
+    """Whether an answer carries Content-Length or chunked framing: without either, the end of the
+    connection delimits it (looked up only when a connection ends mid-answer, not per header)."""
+    return any(name.lower() in (b"content-length", b"transfer-encoding") for name in headers)
 
 
 class _Connection(asyncio.Protocol):
@@ -138,16 +149,11 @@ class _Connection(asyncio.Protocol):
                 self._transport.close()
 
     def _end_of_stream(self, exc: Exception | None = None) -> None:
-        if self._waiter is not None and self._status and not self._sized():
+        if self._waiter is not None and self._status and not is_sized(self._headers):
             # An answer delimited by the end of the connection (no length, not chunked): it is complete.
             self.on_message_complete()
         reason = f"server closed the connection: {exc}" if exc else "server closed the connection"
         self._fail(Disconnected(reason))
-
-    def _sized(self) -> bool:
-        """Whether the answer being read carries Content-Length or chunked framing (looked up only when the
-        connection ends mid-answer, not per header)."""
-        return any(name.lower() in (b"content-length", b"transfer-encoding") for name in self._headers)
 
     def _fail(self, error: Exception) -> None:
         waiter, self._waiter = self._waiter, None

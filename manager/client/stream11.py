@@ -26,7 +26,7 @@ from typing import cast
 
 import httptools
 
-from manager.client.http11 import ConnectError, Disconnected
+from manager.client.http11 import ConnectError, Disconnected, header_value, is_sized
 
 # Pause reading from the socket above this many unconsumed bytes; resume when the consumer has taken them
 # (it takes all that is buffered at once). A few socket reads' worth (the loop reads up to 256 KiB at a
@@ -49,7 +49,7 @@ class StreamResponse(asyncio.Protocol):
         self._buffered = 0
         self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
-        self._headers: list[tuple[bytes, bytes]] = []
+        self._headers: dict[bytes, bytes] = {}
         self._decompress: zlib._Decompress | None = None
         self._head = False
         self._complete = False
@@ -67,11 +67,7 @@ class StreamResponse(asyncio.Protocol):
 
     def header(self, name: str) -> str | None:
         """The first value of a response header (case-insensitive), or None."""
-        wanted = name.lower().encode("latin-1")
-        for key, value in self._headers:
-            if key.lower() == wanted:
-                return value.decode("latin-1")
-        return None
+        return header_value(self._headers, name)
 
     # asyncio.Protocol
 
@@ -109,7 +105,7 @@ class StreamResponse(asyncio.Protocol):
     # httptools callbacks
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
+        self._headers.setdefault(name, value)  # the first value of a repeated header, as header() reads
 
     def on_headers_complete(self) -> None:
         self.status = self._parser.get_status_code()
@@ -224,16 +220,13 @@ class StreamResponse(asyncio.Protocol):
         self._fail(TimeoutError(f"no data from the server for {self._idle_timeout:g} s"))
 
     def _end_of_stream(self, exc: Exception | None) -> None:
-        if not self._complete and self._head and not self._sized():
+        if not self._complete and self._head and not is_sized(self._headers):
             self.on_message_complete()  # a response delimited by the end of the connection: complete
         if not self._complete:
             reason = f"server closed the connection: {exc}" if exc else "server closed the connection"
             self._fail(Disconnected(reason))
         else:
             self.close()
-
-    def _sized(self) -> bool:
-        return any(name.lower() in (b"content-length", b"transfer-encoding") for name, _ in self._headers)
 
     def _fail(self, error: BaseException) -> None:
         if self._error is None and not self._complete:
