@@ -102,13 +102,15 @@ class EventBroadcaster:
         self._dropped_in_burst = 0
         self._task: asyncio.Task[None] | None = None
         self._recorders: dict[str, EventRecorder] = {}
-        self.last_nanos = 0  # of the last event named (EventRecorder reads and writes it inline)
+        self.last_nanos = 0  # of the last event named (unique_nanos)
         self._refused = 0  # events the write gate refused (this replica may no longer lead)
 
     def unique_nanos(self, now: float) -> int:
         """Nanoseconds of `now` for an event name, strictly increasing: a float timestamp only resolves
         a few hundred nanoseconds, and two events named alike would make the second one AlreadyExists."""
-        nanos = max(int(now * 1e9), self.last_nanos + 1)
+        nanos = int(now * 1e9)
+        if nanos <= self.last_nanos:  # a comparison, not max(): this runs once per event
+            nanos = self.last_nanos + 1
         self.last_nanos = nanos
         return nanos
 

@@ -93,11 +93,7 @@ class EventRecorder:
             }
         else:
             ref = object_reference(obj)
-        # `broadcaster.unique_nanos(now)` inline (one call less per event).
-        nanos = int(now * 1e9)
-        if nanos <= broadcaster.last_nanos:
-            nanos = broadcaster.last_nanos + 1
-        broadcaster.last_nanos = nanos
+        nanos = broadcaster.unique_nanos(now)
         component, host = self.component, self._host
         event = {
             "apiVersion": "v1",
