@@ -84,22 +84,28 @@ class _LRU(OrderedDict[tuple[Any, ...], Any]):
         return value
 
 
-# client-go's eventLog: what was last sent (or answered) for one event key, as a list (one is made per new
-# event: a list display is a fifth of an object's construction): count, firstTimestamp, name,
-# resourceVersion, and the server's answer not decoded yet (`update_state_raw`) or None; the answer's fields
-# replace the others when the key is next read.
-_COUNT, _FIRST, _NAME, _RV, _ANSWER = range(5)
-_Observed = list[Any]
+class _Observed:
+    """client-go's eventLog: what was last sent (or answered) for one event key. `answer`: the server's
+    answer not decoded yet (`update_state_raw`); its fields replace the others when the key is next read."""
 
+    __slots__ = ("answer", "count", "first_timestamp", "name", "resource_version")
 
-def _update(record: _Observed, event: Event) -> None:
-    """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
-    meta = event["metadata"]
-    count = int(event.get("count") or 1)
-    first = event.get("firstTimestamp", "")
-    name = meta["name"]
-    rv = meta.get("resourceVersion", "")
-    record[:] = (count, first, name, rv, None)
+    def __init__(self, count: int, first_timestamp: str, name: str, resource_version: str) -> None:
+        self.count = count
+        self.first_timestamp = first_timestamp
+        self.name = name
+        self.resource_version = resource_version
+        self.answer: bytes | None = None
+
+    def update(self, event: Event) -> None:
+        """Take the fields of a server's answer (raises, changing nothing, when it is not an Event)."""
+        meta = event["metadata"]
+        count = int(event.get("count") or 1)
+        first = event.get("firstTimestamp", "")
+        name = meta["name"]
+        rv = meta.get("resourceVersion", "")
+        self.count, self.first_timestamp, self.name, self.resource_version = count, first, name, rv
+        self.answer = None
 
 
 @dataclass(slots=True)
@@ -164,7 +170,7 @@ class EventCorrelator:
         last: _Observed | None = observed.get(key)
         patch: dict[str, Any] | None = None
         if last is None:
-            observed[key] = [1, event.get("firstTimestamp", ""), event["metadata"]["name"], "", None]
+            observed[key] = _Observed(1, event.get("firstTimestamp", ""), event["metadata"]["name"], "")
             if len(observed) > observed.size:
                 observed.popitem(last=False)
         else:
@@ -204,11 +210,11 @@ class EventCorrelator:
         observed = self._observed
         last: _Observed | None = observed.get(key)
         if last is None:
-            record: _Observed = [0, "", "", "", None]
-            _update(record, event)
+            record = _Observed(0, "", "", "")
+            record.update(event)
             observed.insert(key, record)
             return
-        _update(last, event)
+        last.update(event)
         observed.move_to_end(key)
 
     def update_state_raw(self, answer: bytes, key: tuple[Any, ...]) -> None:
@@ -220,7 +226,7 @@ class EventCorrelator:
         if last is None:  # evicted meanwhile: a new record needs the answer's fields now
             self.update_state(orjson.loads(answer), key)
             return
-        last[_ANSWER] = answer
+        last.answer = answer
         self._observed.move_to_end(key)
 
 
@@ -245,15 +251,16 @@ def _combined(event: Event, message: str, now: float) -> Event:
 def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
     """`event` as the next occurrence of the one `last` records (its count, first timestamp, name and
     resourceVersion), and the PATCH that writes it (client-go eventObserve)."""
-    if last[_ANSWER] is not None:
+    if last.answer is not None:
         _take_answer(last)
-    count = last[_COUNT] = last[_COUNT] + 1
+    last.count += 1
+    count = last.count
     updated = dict(event)
     updated["count"] = count
-    updated["firstTimestamp"] = last[_FIRST]
-    updated["metadata"] = {**event["metadata"], "name": last[_NAME]}
-    if last[_RV]:
-        updated["metadata"]["resourceVersion"] = last[_RV]
+    updated["firstTimestamp"] = last.first_timestamp
+    updated["metadata"] = {**event["metadata"], "name": last.name}
+    if last.resource_version:
+        updated["metadata"]["resourceVersion"] = last.resource_version
     patch = {
         "count": count,
         "lastTimestamp": updated.get("lastTimestamp"),
@@ -264,11 +271,11 @@ def _repeated(event: Event, last: _Observed) -> tuple[Event, dict[str, Any]]:
 
 def _take_answer(record: _Observed) -> None:
     """Apply the answer `update_state_raw` left undecoded on `record`."""
-    answer, record[_ANSWER] = record[_ANSWER], None
+    answer, record.answer = record.answer, None
     try:
         event = orjson.loads(answer or b"")
         if not isinstance(event, dict):
             raise TypeError("the answer is not a JSON object")
-        _update(record, event)
+        record.update(event)
     except Exception:  # as update_state would have raised when it was written: the record stays as it was
         log.exception("event sender failed on one event's answer")
